@@ -1,0 +1,727 @@
+//! The JSON-RPC 2.0 envelope, decoded in two stages.
+//!
+//! Stage one ([`RawMessage`]) is lenient: every member is optional and `params`,
+//! `result` and `error` stay raw slices of the input. Stage two ([`RawMessage::classify`])
+//! turns it into a [`Message`] (request, notification or response) and reports exactly
+//! what is wrong otherwise. Nothing here is an untagged union, so every error names the
+//! member at fault.
+//!
+//! Invariants:
+//! - A [`RequestId`] is a string or an `i64` and is echoed exactly as received: `"7"` and
+//!   `7` are different ids. Fractional numbers, `null` and integers outside `i64` are never
+//!   accepted as request ids (they would be rounded or ambiguous on the way back).
+//! - A member that appears twice makes the message invalid; keys are matched
+//!   case-sensitively, so `"ID"` is an unknown member, never the id.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
+
+/// The JSON-RPC version string every message carries.
+pub const JSONRPC_VERSION: &str = "2.0";
+
+/// A request id: a string or an integer, echoed exactly as received.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RequestId {
+    /// An integer id within `i64`.
+    Number(i64),
+    /// A string id.
+    String(String),
+}
+
+impl fmt::Display for RequestId {
+    /// Prints numbers bare and strings quoted, so `7` and `"7"` stay distinguishable.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        RequestId::Number(n)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        RequestId::String(s.to_owned())
+    }
+}
+
+impl From<String> for RequestId {
+    fn from(s: String) -> Self {
+        RequestId::String(s)
+    }
+}
+
+impl Serialize for RequestId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RequestId::Number(n) => serializer.serialize_i64(*n),
+            RequestId::String(s) => serializer.serialize_str(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match deserializer.deserialize_any(IdVisitor)? {
+            IdField::Valid(id) => Ok(id),
+            IdField::Absent | IdField::Null => Err(de::Error::custom("id must not be null")),
+            IdField::Invalid(why) => Err(de::Error::custom(why)),
+        }
+    }
+}
+
+/// What the `id` member of a raw message held.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum IdField {
+    /// The member was absent.
+    #[default]
+    Absent,
+    /// The member was `null`.
+    Null,
+    /// A usable id.
+    Valid(RequestId),
+    /// Present but unusable; the text says why.
+    Invalid(&'static str),
+}
+
+impl IdField {
+    /// The id, when it is usable.
+    pub fn valid(&self) -> Option<&RequestId> {
+        match self {
+            IdField::Valid(id) => Some(id),
+            _ => None,
+        }
+    }
+}
+
+struct IdVisitor;
+
+impl<'de> Visitor<'de> for IdVisitor {
+    type Value = IdField;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string or integer id")
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<IdField, E> {
+        Ok(IdField::Valid(RequestId::Number(v)))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<IdField, E> {
+        Ok(match i64::try_from(v) {
+            Ok(n) => IdField::Valid(RequestId::Number(n)),
+            Err(_) => IdField::Invalid("integer id is outside the signed 64-bit range"),
+        })
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<IdField, E> {
+        Ok(IdField::Invalid(
+            "id must be a string or an integer, not a fractional or out-of-range number",
+        ))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<IdField, E> {
+        Ok(IdField::Valid(RequestId::String(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<IdField, E> {
+        Ok(IdField::Valid(RequestId::String(v)))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<IdField, E> {
+        Ok(IdField::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<IdField, E> {
+        Ok(IdField::Null)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<IdField, E> {
+        Ok(IdField::Invalid("id must be a string or an integer, not a boolean"))
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<IdField, A::Error> {
+        while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+        Ok(IdField::Invalid("id must be a string or an integer, not an array"))
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<IdField, A::Error> {
+        while map.next_entry::<de::IgnoredAny, de::IgnoredAny>()?.is_some() {}
+        Ok(IdField::Invalid("id must be a string or an integer, not an object"))
+    }
+}
+
+impl<'de> Deserialize<'de> for IdField {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(IdVisitor)
+    }
+}
+
+/// A JSON-RPC error code. Open: any integer is representable; the constants name the
+/// codes this project emits or recognises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ErrorCode(pub i32);
+
+impl ErrorCode {
+    /// Invalid JSON was received.
+    pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
+    /// The JSON sent is not a valid request object.
+    pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
+    /// The method does not exist or is not available.
+    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
+    /// Invalid method parameters; since 2026-07-28 also "resource not found".
+    pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
+    /// Internal error.
+    pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+    /// Resource not found, in revisions 2025-11-25 and earlier.
+    pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
+    /// 2026-07-28: an HTTP header disagrees with the body.
+    pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
+    /// 2026-07-28: the request needs a client capability it did not declare.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
+    /// 2026-07-28: the requested protocol version is not supported.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// The `error` member of an error response.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The error code.
+    pub code: ErrorCode,
+    /// A short description.
+    pub message: String,
+    /// Extra detail, such as `{"uri": …}` for resource-not-found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
+}
+
+impl ErrorObject {
+    /// An error without data.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ErrorObject {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Attaches `data`.
+    #[must_use]
+    pub fn with_data(mut self, data: serde_json::Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for ErrorObject {}
+
+/// Stage one: a message with every member optional and the payloads left raw.
+#[derive(Debug, Deserialize)]
+pub struct RawMessage<'a> {
+    #[serde(default, borrow)]
+    jsonrpc: Option<Cow<'a, str>>,
+    #[serde(default)]
+    id: IdField,
+    #[serde(default, borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    error: Option<&'a RawValue>,
+}
+
+/// Only the id of a message, read when the full envelope did not decode, so that the
+/// error can still name the request.
+#[derive(Deserialize)]
+struct IdOnly {
+    #[serde(default)]
+    id: IdField,
+}
+
+/// A decoded message.
+#[derive(Debug)]
+pub enum Message<'a> {
+    /// A request: it has an id and expects a response.
+    Request(Request<'a>),
+    /// A notification: no id, never answered.
+    Notification(Notification<'a>),
+    /// A response to a request this side sent.
+    Response(Response<'a>),
+}
+
+/// A request, with its params still raw.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    /// The id to echo.
+    pub id: RequestId,
+    /// The method name.
+    pub method: Cow<'a, str>,
+    /// The raw params, if present and not `null`.
+    pub params: Option<&'a RawValue>,
+}
+
+/// A notification, with its params still raw.
+#[derive(Debug, Clone)]
+pub struct Notification<'a> {
+    /// The method name.
+    pub method: Cow<'a, str>,
+    /// The raw params, if present and not `null`.
+    pub params: Option<&'a RawValue>,
+}
+
+/// A response, with its result still raw.
+#[derive(Debug, Clone)]
+pub struct Response<'a> {
+    /// The id of the request answered; `None` when the peer could not read it.
+    pub id: Option<RequestId>,
+    /// The raw result, or the error.
+    pub outcome: Result<&'a RawValue, ErrorObject>,
+}
+
+/// Why a message could not be decoded: the error code to answer with, and the id when
+/// it could still be read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodeError {
+    /// `-32700` for malformed JSON, `-32600` for a valid JSON value that is not a message.
+    pub code: ErrorCode,
+    /// The id of the offending request, when it could be read.
+    pub id: Option<RequestId>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl DecodeError {
+    fn invalid(id: Option<RequestId>, message: impl Into<String>) -> Self {
+        DecodeError {
+            code: ErrorCode::INVALID_REQUEST,
+            id,
+            message: message.into(),
+        }
+    }
+
+    /// The error object to send back.
+    pub fn to_error_object(&self) -> ErrorObject {
+        ErrorObject::new(self.code, self.message.clone())
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Decodes one message (stage one and stage two).
+///
+/// Malformed JSON gives `-32700`; a JSON value that is not a valid message gives `-32600`,
+/// carrying the request id whenever it can be read unambiguously.
+pub fn decode(bytes: &[u8]) -> Result<Message<'_>, DecodeError> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    match first {
+        None => {
+            return Err(DecodeError {
+                code: ErrorCode::PARSE_ERROR,
+                id: None,
+                message: "empty message".into(),
+            });
+        }
+        Some(b'[') => {
+            // Validate the syntax first so that malformed arrays still get -32700.
+            return Err(match serde_json::from_slice::<de::IgnoredAny>(bytes) {
+                Ok(_) => DecodeError::invalid(None, "JSON-RPC batches are not supported by MCP"),
+                Err(e) => parse_error(&e),
+            });
+        }
+        Some(_) => {}
+    }
+    match serde_json::from_slice::<RawMessage<'_>>(bytes) {
+        Ok(raw) => raw.classify(),
+        Err(e) if e.is_data() => {
+            // Valid JSON, wrong shape. Read the id on its own so that the error can name it;
+            // if even that fails (a duplicate id, say) the id stays unknown.
+            let id = serde_json::from_slice::<IdOnly>(bytes)
+                .ok()
+                .and_then(|m| m.id.valid().cloned());
+            Err(DecodeError::invalid(id, format!("invalid message: {e}")))
+        }
+        Err(e) => Err(parse_error(&e)),
+    }
+}
+
+fn parse_error(e: &serde_json::Error) -> DecodeError {
+    DecodeError {
+        code: ErrorCode::PARSE_ERROR,
+        id: None,
+        message: format!("parse error: {e}"),
+    }
+}
+
+impl<'a> RawMessage<'a> {
+    /// Stage two: decides what kind of message this is.
+    pub fn classify(self) -> Result<Message<'a>, DecodeError> {
+        let valid_id = self.id.valid().cloned();
+        match self.jsonrpc.as_deref() {
+            Some(JSONRPC_VERSION) => {}
+            Some(other) => {
+                return Err(DecodeError::invalid(
+                    valid_id,
+                    format!("unsupported jsonrpc version {other:?}; expected \"2.0\""),
+                ));
+            }
+            None => {
+                return Err(DecodeError::invalid(
+                    valid_id,
+                    "missing member \"jsonrpc\": \"2.0\"",
+                ));
+            }
+        }
+        let params = self.params;
+        if let Some(method) = self.method {
+            if self.result.is_some() || self.error.is_some() {
+                return Err(DecodeError::invalid(
+                    valid_id,
+                    "a message cannot carry both \"method\" and \"result\"/\"error\"",
+                ));
+            }
+            if let Some(p) = params {
+                let first = p.get().as_bytes().first();
+                if first != Some(&b'{') && first != Some(&b'[') {
+                    return Err(DecodeError::invalid(
+                        valid_id,
+                        "\"params\" must be a structured value (an object)",
+                    ));
+                }
+            }
+            return match self.id {
+                IdField::Absent => Ok(Message::Notification(Notification { method, params })),
+                IdField::Valid(id) => Ok(Message::Request(Request { id, method, params })),
+                IdField::Null => Err(DecodeError::invalid(None, "request id must not be null")),
+                IdField::Invalid(why) => Err(DecodeError::invalid(None, why)),
+            };
+        }
+        let id = match self.id {
+            IdField::Valid(id) => Some(id),
+            IdField::Null | IdField::Absent => None,
+            IdField::Invalid(why) => return Err(DecodeError::invalid(None, why)),
+        };
+        match (self.result, self.error) {
+            (Some(result), None) => {
+                let Some(id) = id else {
+                    return Err(DecodeError::invalid(None, "a result response needs an id"));
+                };
+                Ok(Message::Response(Response {
+                    id: Some(id),
+                    outcome: Ok(result),
+                }))
+            }
+            (None, Some(error)) => {
+                let error: ErrorObject = serde_json::from_str(error.get()).map_err(|e| {
+                    DecodeError::invalid(id.clone(), format!("malformed \"error\": {e}"))
+                })?;
+                Ok(Message::Response(Response {
+                    id,
+                    outcome: Err(error),
+                }))
+            }
+            (Some(_), Some(_)) => Err(DecodeError::invalid(
+                id,
+                "a response cannot carry both \"result\" and \"error\"",
+            )),
+            (None, None) => Err(DecodeError::invalid(
+                id,
+                "not a request, notification or response: no \"method\", \"result\" or \"error\"",
+            )),
+        }
+    }
+}
+
+/// Decodes raw params into `P`. Absent params decode as an empty object, so parameter
+/// structs whose members are all optional accept a request without params.
+pub fn decode_params<P: serde::de::DeserializeOwned>(
+    params: Option<&RawValue>,
+) -> Result<P, serde_json::Error> {
+    serde_json::from_str(params.map_or("{}", RawValue::get))
+}
+
+#[derive(Serialize)]
+struct ResultEnvelope<'a, R> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    result: &'a R,
+}
+
+#[derive(Serialize)]
+struct ErrorEnvelope<'a> {
+    jsonrpc: &'static str,
+    id: Option<&'a RequestId>,
+    error: &'a ErrorObject,
+}
+
+#[derive(Serialize)]
+struct RequestEnvelope<'a, P> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    method: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a P>,
+}
+
+#[derive(Serialize)]
+struct NotificationEnvelope<'a, P> {
+    jsonrpc: &'static str,
+    method: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a P>,
+}
+
+/// Writes a result response (no trailing newline).
+pub fn write_result<W: io::Write, R: Serialize>(
+    out: W,
+    id: &RequestId,
+    result: &R,
+) -> serde_json::Result<()> {
+    serde_json::to_writer(
+        out,
+        &ResultEnvelope {
+            jsonrpc: JSONRPC_VERSION,
+            id,
+            result,
+        },
+    )
+}
+
+/// Writes an error response. An unknown id is written as `null`, as JSON-RPC 2.0
+/// requires for errors where the id could not be determined.
+pub fn write_error<W: io::Write>(
+    out: W,
+    id: Option<&RequestId>,
+    error: &ErrorObject,
+) -> serde_json::Result<()> {
+    serde_json::to_writer(
+        out,
+        &ErrorEnvelope {
+            jsonrpc: JSONRPC_VERSION,
+            id,
+            error,
+        },
+    )
+}
+
+/// Writes a request.
+pub fn write_request<W: io::Write, P: Serialize>(
+    out: W,
+    id: &RequestId,
+    method: &str,
+    params: Option<&P>,
+) -> serde_json::Result<()> {
+    serde_json::to_writer(
+        out,
+        &RequestEnvelope {
+            jsonrpc: JSONRPC_VERSION,
+            id,
+            method,
+            params,
+        },
+    )
+}
+
+/// Writes a notification.
+pub fn write_notification<W: io::Write, P: Serialize>(
+    out: W,
+    method: &str,
+    params: Option<&P>,
+) -> serde_json::Result<()> {
+    serde_json::to_writer(
+        out,
+        &NotificationEnvelope {
+            jsonrpc: JSONRPC_VERSION,
+            method,
+            params,
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(input: &str) -> DecodeError {
+        decode(input.as_bytes()).expect_err("should not decode")
+    }
+
+    #[test]
+    fn request_ids_keep_their_type() {
+        let Ok(Message::Request(r)) = decode(br#"{"jsonrpc":"2.0","id":"7","method":"ping"}"#)
+        else {
+            panic!("not a request")
+        };
+        assert_eq!(r.id, RequestId::String("7".into()));
+        let Ok(Message::Request(r)) = decode(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#) else {
+            panic!("not a request")
+        };
+        assert_eq!(r.id, RequestId::Number(7));
+        assert_ne!(r.id.to_string(), RequestId::from("7").to_string());
+    }
+
+    #[test]
+    fn extreme_integer_ids_are_echoed_exactly() {
+        let Ok(Message::Request(r)) =
+            decode(br#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"}"#)
+        else {
+            panic!("not a request")
+        };
+        let mut out = Vec::new();
+        write_result(&mut out, &r.id, &serde_json::json!({})).unwrap();
+        assert_eq!(
+            std::str::from_utf8(&out).unwrap(),
+            r#"{"jsonrpc":"2.0","id":-9223372036854775808,"result":{}}"#
+        );
+    }
+
+    #[test]
+    fn float_null_and_oversized_ids_are_invalid_requests_without_id() {
+        for input in [
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1.0,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1e3,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+        ] {
+            let e = err(input);
+            assert_eq!(e.code, ErrorCode::INVALID_REQUEST, "{input}");
+            assert_eq!(e.id, None, "{input}");
+        }
+    }
+
+    #[test]
+    fn duplicate_members_are_rejected() {
+        let e = err(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#);
+        assert_eq!(e.code, ErrorCode::INVALID_REQUEST);
+        assert_eq!(e.id, None, "an ambiguous id must not be echoed");
+        let e = err(r#"{"jsonrpc":"2.0","id":1,"method":"ping","method":"x"}"#);
+        assert_eq!(e.code, ErrorCode::INVALID_REQUEST);
+        assert_eq!(e.id, Some(RequestId::Number(1)));
+    }
+
+    #[test]
+    fn case_folded_keys_are_not_the_real_member() {
+        // "ID" is an unknown member: this is a notification, not a request with id 1.
+        let m = decode(br#"{"jsonrpc":"2.0","ID":1,"method":"ping"}"#).unwrap();
+        assert!(matches!(m, Message::Notification(_)));
+        let e = err(r#"{"JSONRPC":"2.0","id":1,"method":"ping"}"#);
+        assert_eq!(e.code, ErrorCode::INVALID_REQUEST);
+        assert_eq!(e.id, Some(RequestId::Number(1)));
+        let e = err(r#"{"jsonrpc":"2.0","id":1,"Method":"ping"}"#);
+        assert_eq!(e.code, ErrorCode::INVALID_REQUEST);
+    }
+
+    #[test]
+    fn malformed_json_is_a_parse_error() {
+        for input in ["{", "{\"jsonrpc\":\"2.0\",", "nul", "[1,", "\u{1}", ""] {
+            assert_eq!(err(input).code, ErrorCode::PARSE_ERROR, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn valid_json_that_is_not_a_message_is_an_invalid_request() {
+        for input in [
+            "5",
+            "\"x\"",
+            "null",
+            "[]",
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+            r#"{"id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":5}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#,
+        ] {
+            assert_eq!(err(input).code, ErrorCode::INVALID_REQUEST, "{input}");
+        }
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"method":7}"#).id,
+            Some(RequestId::Number(1))
+        );
+    }
+
+    #[test]
+    fn null_params_are_absent_params() {
+        let Ok(Message::Request(r)) =
+            decode(br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":null}"#)
+        else {
+            panic!()
+        };
+        assert!(r.params.is_none());
+    }
+
+    #[test]
+    fn responses_decode_with_result_or_error() {
+        let Ok(Message::Response(r)) = decode(br#"{"jsonrpc":"2.0","id":3,"result":{"a":1}}"#)
+        else {
+            panic!()
+        };
+        assert_eq!(r.id, Some(RequestId::Number(3)));
+        assert_eq!(r.outcome.unwrap().get(), r#"{"a":1}"#);
+        let Ok(Message::Response(r)) = decode(
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad","extra":1}}"#,
+        ) else {
+            panic!()
+        };
+        assert_eq!(r.id, None);
+        assert_eq!(r.outcome.unwrap_err().code, ErrorCode::PARSE_ERROR);
+    }
+
+    #[test]
+    fn unknown_members_are_ignored() {
+        let m = decode(br#"{"jsonrpc":"2.0","id":1,"method":"ping","x-extra":{"deep":[1,2]}}"#);
+        assert!(matches!(m, Ok(Message::Request(_))));
+    }
+
+    #[test]
+    fn error_responses_write_null_for_an_unknown_id() {
+        let mut out = Vec::new();
+        write_error(
+            &mut out,
+            None,
+            &ErrorObject::new(ErrorCode::PARSE_ERROR, "bad"),
+        )
+        .unwrap();
+        assert_eq!(
+            std::str::from_utf8(&out).unwrap(),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#
+        );
+    }
+}

@@ -1,0 +1,859 @@
+//! Resources: the `Resource` record, contents, templates, and the params and results of
+//! `resources/list`, `resources/read`, `resources/metadata`, `resources/templates/list`,
+//! subscribe / unsubscribe and their notifications.
+//!
+//! SEP-2093 is modelled as written: `TextResourceContents` / `BlobResourceContents` extend
+//! `Resource` ([`ResourceContents`] holds a whole [`Resource`] plus a [`Body`]), `Resource`
+//! carries `resourceType` and the later draft's `capabilities {list, subscribe}`.
+//!
+//! Invariants:
+//! - `resourceType` and `capabilities.list` are two spellings of one notion; [`Resource::kind`]
+//!   reads whichever is present and [`Resource::normalize_kind`] writes both.
+//! - A blob is held as raw bytes and base64-encoded while serializing, straight into the
+//!   output, with no intermediate string.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use base64::Engine as _;
+use base64::display::Base64Display;
+use base64::engine::general_purpose::STANDARD;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+
+use crate::common::{Annotations, CacheScope, Icon, Meta, ResultType};
+use crate::de_util::{Key, set_once};
+use crate::meta::{NotificationMeta, RequestMeta, ResultMeta};
+
+/// SEP-2093's `resourceType`. Open: the SEP keeps the enum extensible.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ResourceType(pub Cow<'static, str>);
+
+impl ResourceType {
+    /// A leaf: reading it returns only its own URI (possibly in several formats).
+    pub const DOCUMENT: ResourceType = ResourceType(Cow::Borrowed("document"));
+    /// A container: reading it may return children; `resources/list` with its URI lists them.
+    pub const COLLECTION: ResourceType = ResourceType(Cow::Borrowed("collection"));
+
+    /// The type as a string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Serialize for ResourceType {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for ResourceType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(deserializer)?;
+        Ok(match s.as_str() {
+            "document" => ResourceType::DOCUMENT,
+            "collection" => ResourceType::COLLECTION,
+            _ => ResourceType(Cow::Owned(s)),
+        })
+    }
+}
+
+/// SEP-2093 (later draft): what can be done with one resource.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ResourceCapabilities {
+    /// `resources/list` with this URI enumerates children.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list: Option<bool>,
+    /// The resource supports change notifications.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscribe: Option<bool>,
+}
+
+/// Document or collection: the one notion behind `resourceType` and `capabilities.list`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ResourceKind {
+    /// A leaf.
+    Document,
+    /// A container with children.
+    Collection,
+}
+
+/// A resource the server can read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Resource {
+    /// The URI (RFC 3986).
+    pub uri: String,
+    /// Programmatic name; display fallback when there is no title.
+    pub name: String,
+    /// Display name.
+    pub title: Option<String>,
+    /// What the resource is, for the model.
+    pub description: Option<String>,
+    /// The primary format's MIME type; `inode/directory` for directories.
+    pub mime_type: Option<String>,
+    /// Size of the raw content in bytes, before any encoding.
+    pub size: Option<u64>,
+    /// Icons for display.
+    pub icons: Option<Vec<Icon>>,
+    /// Audience, priority and last modification.
+    pub annotations: Option<Annotations>,
+    /// SEP-2093: document or collection.
+    pub resource_type: Option<ResourceType>,
+    /// SEP-2093 later draft: list / subscribe capabilities.
+    pub capabilities: Option<ResourceCapabilities>,
+    /// Free-form metadata.
+    pub meta: Option<Meta>,
+}
+
+/// The MIME type that marks a collection on `file://`-like resources.
+pub const DIRECTORY_MIME_TYPE: &str = "inode/directory";
+
+impl Resource {
+    /// A resource with a URI and a name; every other member absent.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Resource {
+            uri: uri.into(),
+            name: name.into(),
+            ..Resource::default()
+        }
+    }
+
+    /// Sets the display title.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the description.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets the primary MIME type.
+    #[must_use]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Sets the raw size in bytes.
+    #[must_use]
+    pub fn with_size(mut self, size: u64) -> Self {
+        self.size = Some(size);
+        self
+    }
+
+    /// Sets the icons.
+    #[must_use]
+    pub fn with_icons(mut self, icons: Vec<Icon>) -> Self {
+        self.icons = Some(icons);
+        self
+    }
+
+    /// Sets the annotations.
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    /// Sets `annotations.lastModified` (ISO 8601), keeping other annotations.
+    #[must_use]
+    pub fn with_last_modified(mut self, last_modified: impl Into<String>) -> Self {
+        self.annotations.get_or_insert_with(Annotations::default).last_modified =
+            Some(last_modified.into());
+        self
+    }
+
+    /// Sets the free-form `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: Meta) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+
+    /// Marks the resource as a document or a collection, in both SEP-2093 spellings.
+    #[must_use]
+    pub fn with_kind(mut self, kind: ResourceKind) -> Self {
+        self.set_kind(kind);
+        self
+    }
+
+    /// Marks the resource as a document.
+    #[must_use]
+    pub fn document(self) -> Self {
+        self.with_kind(ResourceKind::Document)
+    }
+
+    /// Marks the resource as a collection.
+    #[must_use]
+    pub fn collection(self) -> Self {
+        self.with_kind(ResourceKind::Collection)
+    }
+
+    /// Declares whether the resource supports change notifications.
+    #[must_use]
+    pub fn subscribable(mut self, yes: bool) -> Self {
+        self.capabilities.get_or_insert_with(Default::default).subscribe = Some(yes);
+        self
+    }
+
+    /// Document or collection, from whichever of `resourceType` and `capabilities.list` is
+    /// present (`resourceType` wins if they disagree); `None` when neither is.
+    pub fn kind(&self) -> Option<ResourceKind> {
+        match &self.resource_type {
+            Some(t) if *t == ResourceType::COLLECTION => return Some(ResourceKind::Collection),
+            Some(t) if *t == ResourceType::DOCUMENT => return Some(ResourceKind::Document),
+            _ => {}
+        }
+        match self.capabilities.and_then(|c| c.list) {
+            Some(true) => Some(ResourceKind::Collection),
+            Some(false) => Some(ResourceKind::Document),
+            None => None,
+        }
+    }
+
+    /// Whether this resource is a collection.
+    pub fn is_collection(&self) -> bool {
+        self.kind() == Some(ResourceKind::Collection)
+    }
+
+    fn set_kind(&mut self, kind: ResourceKind) {
+        let (t, list) = match kind {
+            ResourceKind::Document => (ResourceType::DOCUMENT, false),
+            ResourceKind::Collection => (ResourceType::COLLECTION, true),
+        };
+        self.resource_type = Some(t);
+        self.capabilities.get_or_insert_with(Default::default).list = Some(list);
+    }
+
+    /// Writes both spellings of the kind when either is known, so that clients following
+    /// the SEP's first draft (`resourceType`) and its later one (`capabilities.list`) agree.
+    pub fn normalize_kind(&mut self) {
+        if let Some(kind) = self.kind() {
+            self.set_kind(kind);
+        }
+    }
+
+    fn serialize_fields<M: SerializeMap>(&self, map: &mut M, skip_empty_name: bool) -> Result<(), M::Error> {
+        map.serialize_entry("uri", &self.uri)?;
+        if !(skip_empty_name && self.name.is_empty()) {
+            map.serialize_entry("name", &self.name)?;
+        }
+        if let Some(v) = &self.title {
+            map.serialize_entry("title", v)?;
+        }
+        if let Some(v) = &self.description {
+            map.serialize_entry("description", v)?;
+        }
+        if let Some(v) = &self.mime_type {
+            map.serialize_entry("mimeType", v)?;
+        }
+        if let Some(v) = &self.size {
+            map.serialize_entry("size", v)?;
+        }
+        if let Some(v) = &self.icons {
+            map.serialize_entry("icons", v)?;
+        }
+        if let Some(v) = &self.annotations {
+            map.serialize_entry("annotations", v)?;
+        }
+        if let Some(v) = &self.resource_type {
+            map.serialize_entry("resourceType", v)?;
+        }
+        if let Some(v) = &self.capabilities {
+            map.serialize_entry("capabilities", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        Ok(())
+    }
+}
+
+impl Serialize for Resource {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        self.serialize_fields(&mut map, false)?;
+        map.end()
+    }
+}
+
+/// The members of a `Resource` being read; shared by every type that extends it.
+#[derive(Default)]
+struct ResourceFields {
+    uri: Option<String>,
+    name: Option<String>,
+    title: Option<String>,
+    description: Option<String>,
+    mime_type: Option<String>,
+    size: Option<u64>,
+    icons: Option<Vec<Icon>>,
+    annotations: Option<Annotations>,
+    resource_type: Option<ResourceType>,
+    capabilities: Option<ResourceCapabilities>,
+    meta: Option<Meta>,
+}
+
+impl ResourceFields {
+    /// Reads the value of `key` if it is a `Resource` member; `Ok(false)` otherwise (the
+    /// value is then left for the caller).
+    fn read<'de, A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+        match key {
+            "uri" => set_once(&mut self.uri, "uri", map)?,
+            "name" => set_once(&mut self.name, "name", map)?,
+            "title" => set_once(&mut self.title, "title", map)?,
+            "description" => set_once(&mut self.description, "description", map)?,
+            "mimeType" => set_once(&mut self.mime_type, "mimeType", map)?,
+            "size" => set_once(&mut self.size, "size", map)?,
+            "icons" => set_once(&mut self.icons, "icons", map)?,
+            "annotations" => set_once(&mut self.annotations, "annotations", map)?,
+            "resourceType" => set_once(&mut self.resource_type, "resourceType", map)?,
+            "capabilities" => set_once(&mut self.capabilities, "capabilities", map)?,
+            "_meta" => set_once(&mut self.meta, "_meta", map)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Builds the resource. `name` is required on a `Resource`; contents from servers that
+    /// predate SEP-2093 have none, so there it defaults to empty.
+    fn finish<E: de::Error>(self, name_required: bool) -> Result<Resource, E> {
+        let uri = self.uri.ok_or_else(|| E::missing_field("uri"))?;
+        let name = match self.name {
+            Some(n) => n,
+            None if name_required => return Err(E::missing_field("name")),
+            None => String::new(),
+        };
+        Ok(Resource {
+            uri,
+            name,
+            title: self.title,
+            description: self.description,
+            mime_type: self.mime_type,
+            size: self.size,
+            icons: self.icons,
+            annotations: self.annotations,
+            resource_type: self.resource_type,
+            capabilities: self.capabilities,
+            meta: self.meta,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Resource {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ResourceVisitor;
+        impl<'de> Visitor<'de> for ResourceVisitor {
+            type Value = Resource;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a Resource object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Resource, A::Error> {
+                let mut fields = ResourceFields::default();
+                while let Some(Key(key)) = map.next_key()? {
+                    if !fields.read(&key, &mut map)? {
+                        map.next_value::<de::IgnoredAny>()?;
+                    }
+                }
+                fields.finish(true)
+            }
+        }
+        deserializer.deserialize_map(ResourceVisitor)
+    }
+}
+
+/// The payload of one contents entry.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Body {
+    /// UTF-8 text (`text`).
+    Text(String),
+    /// Raw bytes, sent base64-encoded (`blob`).
+    Blob(bytes::Bytes),
+}
+
+impl Body {
+    /// The raw size in bytes of this representation.
+    pub fn len(&self) -> usize {
+        match self {
+            Body::Text(t) => t.len(),
+            Body::Blob(b) => b.len(),
+        }
+    }
+
+    /// Whether the payload is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The text, if this is a text body.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Body::Text(t) => Some(t),
+            Body::Blob(_) => None,
+        }
+    }
+
+    /// The bytes of either kind of body.
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Body::Text(t) => t.as_bytes(),
+            Body::Blob(b) => b,
+        }
+    }
+}
+
+impl fmt::Debug for Body {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Body::Text(t) if t.len() <= 64 => f.debug_tuple("Text").field(t).finish(),
+            Body::Text(t) => write!(f, "Text({} bytes)", t.len()),
+            Body::Blob(b) => write!(f, "Blob({} bytes)", b.len()),
+        }
+    }
+}
+
+/// Serializes bytes as a base64 string, encoding into the serializer's output directly.
+struct Base64<'a>(&'a [u8]);
+
+impl Serialize for Base64<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&Base64Display::new(self.0, &STANDARD))
+    }
+}
+
+fn decode_base64<E: de::Error>(s: &str) -> Result<bytes::Bytes, E> {
+    STANDARD
+        .decode(s)
+        .map(bytes::Bytes::from)
+        .map_err(|e| E::custom(format_args!("invalid base64 in \"blob\": {e}")))
+}
+
+/// One entry of a read result: a whole [`Resource`] plus its payload (SEP-2093's
+/// `TextResourceContents` / `BlobResourceContents`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResourceContents {
+    /// The metadata. For a document every entry has the requested URI.
+    pub resource: Resource,
+    /// The payload.
+    pub body: Body,
+}
+
+impl ResourceContents {
+    /// A text entry.
+    pub fn text(resource: Resource, text: impl Into<String>) -> Self {
+        ResourceContents {
+            resource,
+            body: Body::Text(text.into()),
+        }
+    }
+
+    /// A binary entry.
+    pub fn blob(resource: Resource, bytes: impl Into<bytes::Bytes>) -> Self {
+        ResourceContents {
+            resource,
+            body: Body::Blob(bytes.into()),
+        }
+    }
+
+    /// The entry's URI.
+    pub fn uri(&self) -> &str {
+        &self.resource.uri
+    }
+}
+
+impl Serialize for ResourceContents {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        self.resource.serialize_fields(&mut map, true)?;
+        match &self.body {
+            Body::Text(t) => map.serialize_entry("text", t)?,
+            Body::Blob(b) => map.serialize_entry("blob", &Base64(b))?,
+        }
+        map.end()
+    }
+}
+
+/// A borrowed-or-owned string value.
+struct StrValue<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for StrValue<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Key::deserialize(deserializer).map(|Key(k)| StrValue(k))
+    }
+}
+
+/// Reads the members of a contents object; shared with [`crate::content::EmbeddedResource`].
+pub(crate) fn read_contents<'de, A: MapAccess<'de>>(
+    mut map: A,
+    mut other: impl FnMut(&str, &mut A) -> Result<bool, A::Error>,
+) -> Result<ResourceContents, A::Error> {
+    let mut fields = ResourceFields::default();
+    let mut text: Option<String> = None;
+    let mut blob: Option<bytes::Bytes> = None;
+    while let Some(Key(key)) = map.next_key()? {
+        match &*key {
+            "text" => set_once(&mut text, "text", &mut map)?,
+            "blob" => {
+                if blob.is_some() {
+                    return Err(de::Error::duplicate_field("blob"));
+                }
+                let StrValue(s) = map.next_value()?;
+                blob = Some(decode_base64(&s)?);
+            }
+            k => {
+                if !fields.read(k, &mut map)? && !other(k, &mut map)? {
+                    map.next_value::<de::IgnoredAny>()?;
+                }
+            }
+        }
+    }
+    let body = match (text, blob) {
+        (Some(t), None) => Body::Text(t),
+        (None, Some(b)) => Body::Blob(b),
+        (Some(_), Some(_)) => {
+            return Err(de::Error::custom("contents carry both \"text\" and \"blob\""));
+        }
+        (None, None) => return Err(de::Error::custom("contents need \"text\" or \"blob\"")),
+    };
+    Ok(ResourceContents {
+        resource: fields.finish(false)?,
+        body,
+    })
+}
+
+impl<'de> Deserialize<'de> for ResourceContents {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ContentsVisitor;
+        impl<'de> Visitor<'de> for ContentsVisitor {
+            type Value = ResourceContents;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a resource contents object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ResourceContents, A::Error> {
+                read_contents(map, |_, _| Ok(false))
+            }
+        }
+        deserializer.deserialize_map(ContentsVisitor)
+    }
+}
+
+/// A parameterized resource (RFC 6570 URI template).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceTemplate {
+    /// The RFC 6570 template.
+    pub uri_template: String,
+    /// Programmatic name.
+    pub name: String,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the template is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The MIME type of every resource it produces, when they all share one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Icons for display.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// Audience, priority and last modification.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// SEP-2093 later draft: the superset of capabilities its resources may have.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<ResourceCapabilities>,
+    /// Free-form metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl ResourceTemplate {
+    /// A template with a URI template and a name.
+    pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> Self {
+        ResourceTemplate {
+            uri_template: uri_template.into(),
+            name: name.into(),
+            ..ResourceTemplate::default()
+        }
+    }
+
+    /// Sets the display title.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the description.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets the MIME type shared by every resource of the template.
+    #[must_use]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Sets the capabilities upper bound.
+    #[must_use]
+    pub fn with_capabilities(mut self, capabilities: ResourceCapabilities) -> Self {
+        self.capabilities = Some(capabilities);
+        self
+    }
+}
+
+/// `resources/list` params; `uri` (SEP-2093) scopes the listing to a collection's children.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListResourcesParams {
+    /// Where the previous page ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    /// List only the direct children of this collection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+}
+
+/// `resources/list` (and `resources/directory/read`) result.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListResourcesResult {
+    /// This page.
+    pub resources: Vec<Resource>,
+    /// Present when more pages follow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// 2026-07-28: always `complete`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// 2026-07-28: freshness hint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// 2026-07-28: who may cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<ResultMeta>,
+}
+
+/// `resources/templates/list` params.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListResourceTemplatesParams {
+    /// Where the previous page ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+}
+
+/// `resources/templates/list` result.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListResourceTemplatesResult {
+    /// This page.
+    pub resource_templates: Vec<ResourceTemplate>,
+    /// Present when more pages follow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// 2026-07-28: always `complete`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// 2026-07-28: freshness hint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// 2026-07-28: who may cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<ResultMeta>,
+}
+
+/// Params naming one resource: `resources/metadata`, `resources/subscribe`,
+/// `resources/unsubscribe`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResourceParams {
+    /// The resource.
+    pub uri: String,
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+}
+
+/// `resources/read` params.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadResourceParams {
+    /// The resource.
+    pub uri: String,
+    /// 2026-07-28 multi round-trip requests: answers to the server's input requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_responses: Option<serde_json::Value>,
+    /// 2026-07-28 multi round-trip requests: state echoed from the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<String>,
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+}
+
+/// `resources/read` result.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadResourceResult {
+    /// One entry per format of a document, or children of a collection.
+    pub contents: Vec<ResourceContents>,
+    /// 2026-07-28: always `complete`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// 2026-07-28: freshness hint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// 2026-07-28: who may cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<ResultMeta>,
+}
+
+/// `resources/metadata` result (SEP-2093).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceMetadataResult {
+    /// The resource's metadata, without content.
+    pub resource: Resource,
+    /// 2026-07-28: always `complete`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<ResultMeta>,
+}
+
+/// `notifications/resources/updated` params.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResourceUpdatedParams {
+    /// The resource that changed.
+    pub uri: String,
+    /// Its display title (the 2025-06-18 example carries it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Notification metadata (2026-07-28: the subscription id).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<NotificationMeta>,
+}
+
+/// Params of notifications that carry nothing but `_meta`
+/// (`notifications/resources/list_changed`, `notifications/initialized`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EmptyNotificationParams {
+    /// Notification metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<NotificationMeta>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn contents_extend_resource_with_full_metadata() {
+        let c = ResourceContents::text(
+            Resource::new("file:///a.txt", "a.txt")
+                .with_mime_type("text/plain")
+                .with_size(2)
+                .with_last_modified("2025-01-12T15:00:58Z")
+                .document(),
+            "hi",
+        );
+        assert_eq!(
+            serde_json::to_value(&c).unwrap(),
+            json!({"uri":"file:///a.txt","name":"a.txt","mimeType":"text/plain","size":2,
+                   "annotations":{"lastModified":"2025-01-12T15:00:58Z"},
+                   "resourceType":"document","capabilities":{"list":false},"text":"hi"})
+        );
+        let back: ResourceContents = serde_json::from_value(serde_json::to_value(&c).unwrap()).unwrap();
+        assert_eq!(back, c);
+    }
+
+    #[test]
+    fn blobs_are_base64_on_the_wire_and_bytes_in_memory() {
+        let c = ResourceContents::blob(Resource::new("x:b", "b"), vec![0u8, 255, 16, 1]);
+        let s = serde_json::to_string(&c).unwrap();
+        assert_eq!(s, r#"{"uri":"x:b","name":"b","blob":"AP8QAQ=="}"#);
+        let back: ResourceContents = serde_json::from_str(&s).unwrap();
+        assert_eq!(back.body.as_bytes(), &[0u8, 255, 16, 1]);
+        let bad = serde_json::from_str::<ResourceContents>(r#"{"uri":"x:b","blob":"!!"}"#);
+        assert!(bad.unwrap_err().to_string().contains("base64"));
+    }
+
+    #[test]
+    fn contents_from_servers_before_sep_2093_need_no_name() {
+        let c: ResourceContents =
+            serde_json::from_str(r#"{"uri":"file:///a","mimeType":"text/plain","text":"x"}"#).unwrap();
+        assert_eq!(c.resource.name, "");
+        assert_eq!(serde_json::to_string(&c).unwrap(), r#"{"uri":"file:///a","mimeType":"text/plain","text":"x"}"#);
+    }
+
+    #[test]
+    fn contents_need_exactly_one_payload() {
+        assert!(serde_json::from_str::<ResourceContents>(r#"{"uri":"a:b"}"#).is_err());
+        assert!(serde_json::from_str::<ResourceContents>(r#"{"uri":"a:b","text":"","blob":""}"#).is_err());
+        assert!(serde_json::from_str::<ResourceContents>(r#"{"uri":"a:b","text":"x","text":"y"}"#).is_err());
+    }
+
+    #[test]
+    fn resource_requires_uri_and_name_and_ignores_unknown_members() {
+        assert!(serde_json::from_str::<Resource>(r#"{"uri":"a:b"}"#).is_err());
+        assert!(serde_json::from_str::<Resource>(r#"{"name":"b"}"#).is_err());
+        let r: Resource =
+            serde_json::from_str(r#"{"uri":"a:b","name":"b","future":{"x":1},"size":5}"#).unwrap();
+        assert_eq!(r.size, Some(5));
+        assert!(serde_json::from_str::<Resource>(r#"{"uri":"a:b","name":"b","uri":"c:d"}"#).is_err());
+    }
+
+    #[test]
+    fn kind_is_read_from_either_spelling_and_normalized_to_both() {
+        let mut r: Resource =
+            serde_json::from_str(r#"{"uri":"a:b","name":"b","capabilities":{"list":true}}"#).unwrap();
+        assert_eq!(r.kind(), Some(ResourceKind::Collection));
+        r.normalize_kind();
+        assert_eq!(r.resource_type, Some(ResourceType::COLLECTION));
+        let mut r: Resource =
+            serde_json::from_str(r#"{"uri":"a:b","name":"b","resourceType":"document"}"#).unwrap();
+        r.normalize_kind();
+        assert_eq!(r.capabilities.unwrap().list, Some(false));
+        let r: Resource =
+            serde_json::from_str(r#"{"uri":"a:b","name":"b","resourceType":"stream"}"#).unwrap();
+        assert_eq!(r.kind(), None);
+        assert_eq!(r.resource_type.unwrap().as_str(), "stream");
+    }
+
+    #[test]
+    fn absent_optional_members_are_not_serialized() {
+        let r = ListResourcesResult {
+            resources: vec![Resource::new("a:b", "b")],
+            ..Default::default()
+        };
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"resources":[{"uri":"a:b","name":"b"}]}"#
+        );
+    }
+}
