@@ -141,11 +141,18 @@ mod tests {
                 "context":{"arguments":{"root":"a"}}}"#,
         )
         .unwrap();
-        assert_eq!(p.reference, Reference::Resource { uri: "file:///{path}".into() });
+        assert_eq!(
+            p.reference,
+            Reference::Resource {
+                uri: "file:///{path}".into()
+            }
+        );
         assert_eq!(p.context.unwrap().arguments.unwrap()["root"], "a");
-        assert!(serde_json::from_str::<CompleteParams>(
-            r#"{"ref":{"type":"ref/other"},"argument":{"name":"a","value":""}}"#
-        )
-        .is_err());
+        assert!(
+            serde_json::from_str::<CompleteParams>(
+                r#"{"ref":{"type":"ref/other"},"argument":{"name":"a","value":""}}"#
+            )
+            .is_err()
+        );
     }
 }

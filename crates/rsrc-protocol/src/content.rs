@@ -58,10 +58,12 @@ impl Serialize for EmbeddedResource {
     }
 }
 
-fn expect_type<E: de::Error>(ty: Option<String>, want: &str) -> Result<(), E> {
-    match ty.as_deref() {
+fn expect_type<E: de::Error>(ty: Option<&str>, want: &str) -> Result<(), E> {
+    match ty {
         Some(t) if t == want => Ok(()),
-        Some(t) => Err(E::custom(format_args!("expected type {want:?}, found {t:?}"))),
+        Some(t) => Err(E::custom(format_args!(
+            "expected type {want:?}, found {t:?}"
+        ))),
         None => Err(E::missing_field("type")),
     }
 }
@@ -74,7 +76,10 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an embedded resource")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EmbeddedResource, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<EmbeddedResource, A::Error> {
                 let mut ty: Option<String> = None;
                 let mut resource: Option<ResourceContents> = None;
                 let mut annotations: Option<Annotations> = None;
@@ -90,7 +95,7 @@ impl<'de> Deserialize<'de> for EmbeddedResource {
                         }
                     }
                 }
-                expect_type(ty, "resource")?;
+                expect_type(ty.as_deref(), "resource")?;
                 let mut resource = resource.ok_or_else(|| de::Error::missing_field("resource"))?;
                 if resource.resource.annotations.is_none() {
                     resource.resource.annotations = annotations;
@@ -124,10 +129,12 @@ impl Serialize for ResourceLink {
 impl<'de> Deserialize<'de> for ResourceLink {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let mut value = serde_json::Map::deserialize(deserializer)?;
-        let ty = value.remove("type").and_then(|t| t.as_str().map(str::to_owned));
-        expect_type(ty, "resource_link")?;
-        let resource = Resource::deserialize(serde_json::Value::Object(value))
-            .map_err(de::Error::custom)?;
+        let ty = value
+            .remove("type")
+            .and_then(|t| t.as_str().map(str::to_owned));
+        expect_type(ty.as_deref(), "resource_link")?;
+        let resource =
+            Resource::deserialize(serde_json::Value::Object(value)).map_err(de::Error::custom)?;
         Ok(ResourceLink { resource })
     }
 }
@@ -165,11 +172,21 @@ mod tests {
 
     #[test]
     fn resource_links_are_tagged_resources() {
-        let l = ResourceLink { resource: Resource::new("file:///a", "a").with_size(3) };
+        let l = ResourceLink {
+            resource: Resource::new("file:///a", "a").with_size(3),
+        };
         let v = serde_json::to_value(&l).unwrap();
-        assert_eq!(v, json!({"type":"resource_link","uri":"file:///a","name":"a","size":3}));
+        assert_eq!(
+            v,
+            json!({"type":"resource_link","uri":"file:///a","name":"a","size":3})
+        );
         let back: ResourceLink = serde_json::from_value(v).unwrap();
         assert_eq!(back, l);
-        assert!(serde_json::from_value::<ResourceLink>(json!({"type":"resource","uri":"a:b","name":"b"})).is_err());
+        assert!(
+            serde_json::from_value::<ResourceLink>(
+                json!({"type":"resource","uri":"a:b","name":"b"})
+            )
+            .is_err()
+        );
     }
 }

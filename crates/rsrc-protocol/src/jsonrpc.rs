@@ -147,17 +147,26 @@ impl<'de> Visitor<'de> for IdVisitor {
     }
 
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<IdField, E> {
-        Ok(IdField::Invalid("id must be a string or an integer, not a boolean"))
+        Ok(IdField::Invalid(
+            "id must be a string or an integer, not a boolean",
+        ))
     }
 
     fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<IdField, A::Error> {
         while seq.next_element::<de::IgnoredAny>()?.is_some() {}
-        Ok(IdField::Invalid("id must be a string or an integer, not an array"))
+        Ok(IdField::Invalid(
+            "id must be a string or an integer, not an array",
+        ))
     }
 
     fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<IdField, A::Error> {
-        while map.next_entry::<de::IgnoredAny, de::IgnoredAny>()?.is_some() {}
-        Ok(IdField::Invalid("id must be a string or an integer, not an object"))
+        while map
+            .next_entry::<de::IgnoredAny, de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(IdField::Invalid(
+            "id must be a string or an integer, not an object",
+        ))
     }
 }
 

@@ -249,9 +249,10 @@ mod tests {
 
     #[test]
     fn unknown_server_capabilities_are_kept() {
-        let c: ServerCapabilities =
-            serde_json::from_str(r#"{"resources":{"subscribe":true},"tools":{"listChanged":true}}"#)
-                .unwrap();
+        let c: ServerCapabilities = serde_json::from_str(
+            r#"{"resources":{"subscribe":true},"tools":{"listChanged":true}}"#,
+        )
+        .unwrap();
         assert_eq!(c.resources.unwrap().subscribe, Some(true));
         assert!(c.other.contains_key("tools"));
         assert_eq!(

@@ -206,19 +206,15 @@ mod tests {
 
     #[test]
     fn case_folded_meta_keys_are_not_the_protocol_version() {
-        let m: RequestMeta = serde_json::from_str(
-            r#"{"IO.modelcontextprotocol/protocolVersion":"2026-07-28"}"#,
-        )
-        .unwrap();
+        let m: RequestMeta =
+            serde_json::from_str(r#"{"IO.modelcontextprotocol/protocolVersion":"2026-07-28"}"#)
+                .unwrap();
         assert_eq!(m.protocol_version, None);
     }
 
     #[test]
     fn request_meta_round_trips() {
-        let mut m = RequestMeta::modern(
-            "2026-07-28",
-            Implementation::new("c", "1"),
-        );
+        let mut m = RequestMeta::modern("2026-07-28", Implementation::new("c", "1"));
         m.progress_token = Some(RequestId::from("p"));
         let s = serde_json::to_string(&m).unwrap();
         let back: RequestMeta = serde_json::from_str(&s).unwrap();

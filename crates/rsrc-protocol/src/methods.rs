@@ -8,8 +8,8 @@ use serde::de::DeserializeOwned;
 
 use crate::completion::{CompleteParams, CompleteResult};
 use crate::lifecycle::{
-    CancelledParams, DiscoverResult, EmptyParams, EmptyResult, InitializeParams,
-    InitializeResult, LoggingMessageParams, ProgressParams, SetLevelParams,
+    CancelledParams, DiscoverResult, EmptyParams, EmptyResult, InitializeParams, InitializeResult,
+    LoggingMessageParams, ProgressParams, SetLevelParams,
 };
 use crate::resources::{
     EmptyNotificationParams, ListResourceTemplatesParams, ListResourceTemplatesResult,

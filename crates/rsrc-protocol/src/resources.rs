@@ -164,8 +164,9 @@ impl Resource {
     /// Sets `annotations.lastModified` (ISO 8601), keeping other annotations.
     #[must_use]
     pub fn with_last_modified(mut self, last_modified: impl Into<String>) -> Self {
-        self.annotations.get_or_insert_with(Annotations::default).last_modified =
-            Some(last_modified.into());
+        self.annotations
+            .get_or_insert_with(Annotations::default)
+            .last_modified = Some(last_modified.into());
         self
     }
 
@@ -198,7 +199,9 @@ impl Resource {
     /// Declares whether the resource supports change notifications.
     #[must_use]
     pub fn subscribable(mut self, yes: bool) -> Self {
-        self.capabilities.get_or_insert_with(Default::default).subscribe = Some(yes);
+        self.capabilities
+            .get_or_insert_with(Default::default)
+            .subscribe = Some(yes);
         self
     }
 
@@ -239,7 +242,11 @@ impl Resource {
         }
     }
 
-    fn serialize_fields<M: SerializeMap>(&self, map: &mut M, skip_empty_name: bool) -> Result<(), M::Error> {
+    fn serialize_fields<M: SerializeMap>(
+        &self,
+        map: &mut M,
+        skip_empty_name: bool,
+    ) -> Result<(), M::Error> {
         map.serialize_entry("uri", &self.uri)?;
         if !(skip_empty_name && self.name.is_empty()) {
             map.serialize_entry("name", &self.name)?;
@@ -516,7 +523,9 @@ pub(crate) fn read_contents<'de, A: MapAccess<'de>>(
         (Some(t), None) => Body::Text(t),
         (None, Some(b)) => Body::Blob(b),
         (Some(_), Some(_)) => {
-            return Err(de::Error::custom("contents carry both \"text\" and \"blob\""));
+            return Err(de::Error::custom(
+                "contents carry both \"text\" and \"blob\"",
+            ));
         }
         (None, None) => return Err(de::Error::custom("contents need \"text\" or \"blob\"")),
     };
@@ -788,7 +797,8 @@ mod tests {
                    "annotations":{"lastModified":"2025-01-12T15:00:58Z"},
                    "resourceType":"document","capabilities":{"list":false},"text":"hi"})
         );
-        let back: ResourceContents = serde_json::from_value(serde_json::to_value(&c).unwrap()).unwrap();
+        let back: ResourceContents =
+            serde_json::from_value(serde_json::to_value(&c).unwrap()).unwrap();
         assert_eq!(back, c);
     }
 
@@ -806,16 +816,26 @@ mod tests {
     #[test]
     fn contents_from_servers_before_sep_2093_need_no_name() {
         let c: ResourceContents =
-            serde_json::from_str(r#"{"uri":"file:///a","mimeType":"text/plain","text":"x"}"#).unwrap();
+            serde_json::from_str(r#"{"uri":"file:///a","mimeType":"text/plain","text":"x"}"#)
+                .unwrap();
         assert_eq!(c.resource.name, "");
-        assert_eq!(serde_json::to_string(&c).unwrap(), r#"{"uri":"file:///a","mimeType":"text/plain","text":"x"}"#);
+        assert_eq!(
+            serde_json::to_string(&c).unwrap(),
+            r#"{"uri":"file:///a","mimeType":"text/plain","text":"x"}"#
+        );
     }
 
     #[test]
     fn contents_need_exactly_one_payload() {
         assert!(serde_json::from_str::<ResourceContents>(r#"{"uri":"a:b"}"#).is_err());
-        assert!(serde_json::from_str::<ResourceContents>(r#"{"uri":"a:b","text":"","blob":""}"#).is_err());
-        assert!(serde_json::from_str::<ResourceContents>(r#"{"uri":"a:b","text":"x","text":"y"}"#).is_err());
+        assert!(
+            serde_json::from_str::<ResourceContents>(r#"{"uri":"a:b","text":"","blob":""}"#)
+                .is_err()
+        );
+        assert!(
+            serde_json::from_str::<ResourceContents>(r#"{"uri":"a:b","text":"x","text":"y"}"#)
+                .is_err()
+        );
     }
 
     #[test]
@@ -825,13 +845,16 @@ mod tests {
         let r: Resource =
             serde_json::from_str(r#"{"uri":"a:b","name":"b","future":{"x":1},"size":5}"#).unwrap();
         assert_eq!(r.size, Some(5));
-        assert!(serde_json::from_str::<Resource>(r#"{"uri":"a:b","name":"b","uri":"c:d"}"#).is_err());
+        assert!(
+            serde_json::from_str::<Resource>(r#"{"uri":"a:b","name":"b","uri":"c:d"}"#).is_err()
+        );
     }
 
     #[test]
     fn kind_is_read_from_either_spelling_and_normalized_to_both() {
         let mut r: Resource =
-            serde_json::from_str(r#"{"uri":"a:b","name":"b","capabilities":{"list":true}}"#).unwrap();
+            serde_json::from_str(r#"{"uri":"a:b","name":"b","capabilities":{"list":true}}"#)
+                .unwrap();
         assert_eq!(r.kind(), Some(ResourceKind::Collection));
         r.normalize_kind();
         assert_eq!(r.resource_type, Some(ResourceType::COLLECTION));

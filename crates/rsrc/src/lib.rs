@@ -1,1 +1,38 @@
-//! placeholder
+//! `rsrc`: a server framework and a client for the resources feature of the Model
+//! Context Protocol, speaking revisions 2025-06-18, 2025-11-25 and 2026-07-28 on one
+//! endpoint.
+//!
+//! The key decision: the engine is a pure function of *one message* ([`Server::handle`])
+//! returning a reply or a future, and each transport drives those futures on the task
+//! that reads the connection. Decoding, routing, the provider call and encoding therefore
+//! happen on one task with no thread hop and no copy of the payload beyond the output
+//! buffer.
+//!
+//! - Implement [`Provider`] (or declare resources with [`ResourceSet`]) and mount it on a
+//!   [`Server`] by URI prefix.
+//! - Serve it with [`transport::serve_stdio`], [`transport::serve_stream`] or
+//!   [`transport::serve_in_memory`].
+//! - Talk to any MCP server with [`client::Client`].
+//!
+//! Invariants kept across the crate: every input is bounded (line length, URI length,
+//! cursor size, page size, requests in flight, queued notifications); no input panics the
+//! server, and a panicking provider fails only its own request.
+
+pub mod client;
+mod context;
+mod cursor;
+mod error;
+mod provider;
+mod resource_set;
+pub mod server;
+pub mod transport;
+mod uri;
+
+pub use context::{Notifier, RequestContext};
+pub use error::ResourceError;
+pub use provider::{
+    BoxFuture, CompleteRequest, ListRequest, MAX_POSITION_BYTES, Page, Provider, ReadOutput,
+};
+pub use resource_set::{DEFAULT_COLLECTION_BUDGET, Representation, ResourceSet};
+pub use rsrc_protocol as protocol;
+pub use server::{BuildError, Router, Server, ServerBuilder, ServerConfig};

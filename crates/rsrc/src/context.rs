@@ -1,0 +1,278 @@
+//! The per-request context handed to providers, and the [`Notifier`] that carries
+//! server-to-client notifications to the transport.
+//!
+//! Invariants:
+//! - Progress notifications only go out while the request is in flight, only when the
+//!   client gave a `progressToken`, and only with a strictly increasing `progress`.
+//! - Log notifications only go out at or above the level the client asked for; a client
+//!   that asked for nothing gets none.
+//! - Sending never blocks: the notification queue is bounded and a full queue drops the
+//!   notification (progress and logs are advisory).
+
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rsrc_protocol::jsonrpc::{self, RequestId};
+use rsrc_protocol::lifecycle::{LoggingMessageParams, ProgressParams};
+use rsrc_protocol::meta::ProgressToken;
+use rsrc_protocol::methods::{LoggingMessage, NotificationMethod, Progress};
+use rsrc_protocol::{Implementation, LoggingLevel, ProtocolVersion};
+use serde::Serialize;
+use tokio::sync::mpsc;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
+
+/// The outlet for notifications of one connection, session or request stream. Each item
+/// is one encoded JSON-RPC message without a trailing newline.
+#[derive(Clone, Debug)]
+pub struct Notifier {
+    tx: Option<mpsc::Sender<Vec<u8>>>,
+}
+
+impl Notifier {
+    /// A notifier and the receiving end the transport drains, holding at most `capacity`
+    /// queued messages.
+    pub fn channel(capacity: usize) -> (Notifier, mpsc::Receiver<Vec<u8>>) {
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        (Notifier { tx: Some(tx) }, rx)
+    }
+
+    /// A notifier that discards everything (for contexts with no outlet).
+    pub fn discard() -> Notifier {
+        Notifier { tx: None }
+    }
+
+    /// Encodes and queues a notification. Returns `false` when it was dropped because
+    /// the queue is full or the transport is gone.
+    pub fn notify<M: NotificationMethod>(&self, params: &M::Params) -> bool {
+        self.send_encoded(M::NAME, params)
+    }
+
+    fn send_encoded<P: Serialize>(&self, method: &str, params: &P) -> bool {
+        let Some(tx) = &self.tx else { return false };
+        let mut buf = Vec::with_capacity(128);
+        if jsonrpc::write_notification(&mut buf, method, Some(params)).is_err() {
+            return false;
+        }
+        tx.try_send(buf).is_ok()
+    }
+}
+
+/// What a provider knows about the request it is serving.
+///
+/// Cheap to clone; a clone refers to the same request.
+#[derive(Clone, Debug)]
+pub struct RequestContext {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    id: RequestId,
+    version: ProtocolVersion,
+    cancel: CancellationToken,
+    progress_token: Option<ProgressToken>,
+    last_progress: Mutex<Option<f64>>,
+    done: AtomicBool,
+    log_level: Option<LoggingLevel>,
+    client_info: Option<Implementation>,
+    notifier: Notifier,
+}
+
+/// Everything needed to build a [`RequestContext`].
+#[derive(Debug)]
+pub(crate) struct ContextParts {
+    pub(crate) id: RequestId,
+    pub(crate) version: ProtocolVersion,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) progress_token: Option<ProgressToken>,
+    pub(crate) log_level: Option<LoggingLevel>,
+    pub(crate) client_info: Option<Implementation>,
+    pub(crate) notifier: Notifier,
+}
+
+impl RequestContext {
+    pub(crate) fn new(parts: ContextParts) -> Self {
+        RequestContext {
+            inner: Arc::new(Inner {
+                id: parts.id,
+                version: parts.version,
+                cancel: parts.cancel,
+                progress_token: parts.progress_token,
+                last_progress: Mutex::new(None),
+                done: AtomicBool::new(false),
+                log_level: parts.log_level,
+                client_info: parts.client_info,
+                notifier: parts.notifier,
+            }),
+        }
+    }
+
+    /// A context for calling a provider outside any request (tests, tools, benchmarks):
+    /// the newest revision, never cancelled, notifications discarded.
+    pub fn detached() -> Self {
+        RequestContext::new(ContextParts {
+            id: RequestId::Number(0),
+            version: ProtocolVersion::LATEST,
+            cancel: CancellationToken::new(),
+            progress_token: None,
+            log_level: None,
+            client_info: None,
+            notifier: Notifier::discard(),
+        })
+    }
+
+    /// The JSON-RPC id of the request.
+    pub fn request_id(&self) -> &RequestId {
+        &self.inner.id
+    }
+
+    /// The revision the request speaks.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.inner.version
+    }
+
+    /// The client's self-reported name and version, if it gave one.
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.inner.client_info.as_ref()
+    }
+
+    /// Whether the client cancelled the request (or the connection closed). A provider
+    /// doing long work should check this, or await [`RequestContext::cancelled`].
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// Completes when the request is cancelled.
+    pub fn cancelled(&self) -> WaitForCancellationFuture<'_> {
+        self.inner.cancel.cancelled()
+    }
+
+    /// Reports progress when the client asked for it; a value not greater than the
+    /// previous one, or any report after the request finished, is dropped.
+    pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = &self.inner.progress_token else {
+            return;
+        };
+        if self.inner.done.load(Ordering::Acquire) || !progress.is_finite() {
+            return;
+        }
+        {
+            let mut last = self
+                .inner
+                .last_progress
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if last.is_some_and(|l| progress <= l) {
+                return;
+            }
+            *last = Some(progress);
+        }
+        self.inner.notifier.notify::<Progress>(&ProgressParams {
+            progress_token: token.clone(),
+            progress,
+            total: total.filter(|t| t.is_finite()),
+            message: message.map(str::to_owned),
+            meta: None,
+        });
+    }
+
+    /// Sends `notifications/message` when the client asked for this level or lower.
+    pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: serde_json::Value) {
+        if self.inner.done.load(Ordering::Acquire) {
+            return;
+        }
+        if self.inner.log_level.is_some_and(|min| level >= min) {
+            self.inner
+                .notifier
+                .notify::<LoggingMessage>(&LoggingMessageParams {
+                    level,
+                    logger: logger.map(str::to_owned),
+                    data,
+                    meta: None,
+                });
+        }
+    }
+
+    /// Marks the request finished: no notification may follow its response.
+    pub(crate) fn finish(&self) {
+        self.inner.done.store(true, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(
+        progress: Option<ProgressToken>,
+        level: Option<LoggingLevel>,
+    ) -> (RequestContext, mpsc::Receiver<Vec<u8>>) {
+        let (notifier, rx) = Notifier::channel(8);
+        let ctx = RequestContext::new(ContextParts {
+            id: RequestId::Number(1),
+            version: ProtocolVersion::LATEST_LEGACY,
+            cancel: CancellationToken::new(),
+            progress_token: progress,
+            log_level: level,
+            client_info: None,
+            notifier,
+        });
+        (ctx, rx)
+    }
+
+    #[test]
+    fn progress_needs_a_token_and_must_increase() {
+        let (c, mut rx) = ctx(None, None);
+        c.report_progress(1.0, None, None);
+        assert!(rx.try_recv().is_err());
+
+        let (c, mut rx) = ctx(Some(RequestId::from("t")), None);
+        c.report_progress(1.0, Some(4.0), Some("one"));
+        c.report_progress(1.0, Some(4.0), None);
+        c.report_progress(0.5, Some(4.0), None);
+        c.report_progress(2.0, Some(4.0), None);
+        let first: serde_json::Value = serde_json::from_slice(&rx.try_recv().unwrap()).unwrap();
+        assert_eq!(first["params"]["progressToken"], "t");
+        assert_eq!(first["params"]["message"], "one");
+        let second: serde_json::Value = serde_json::from_slice(&rx.try_recv().unwrap()).unwrap();
+        assert_eq!(second["params"]["progress"], 2.0);
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn nothing_follows_a_finished_request() {
+        let (c, mut rx) = ctx(Some(RequestId::Number(9)), Some(LoggingLevel::Debug));
+        c.finish();
+        c.report_progress(1.0, None, None);
+        c.log(LoggingLevel::Error, None, serde_json::json!("late"));
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn logs_respect_the_requested_level() {
+        let (c, mut rx) = ctx(None, None);
+        c.log(LoggingLevel::Emergency, None, serde_json::json!("x"));
+        assert!(rx.try_recv().is_err(), "no level requested: no logs");
+        let (c, mut rx) = ctx(None, Some(LoggingLevel::Warning));
+        c.log(LoggingLevel::Info, None, serde_json::json!("quiet"));
+        c.log(LoggingLevel::Error, Some("fs"), serde_json::json!("loud"));
+        let m: serde_json::Value = serde_json::from_slice(&rx.try_recv().unwrap()).unwrap();
+        assert_eq!(m["params"]["data"], "loud");
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn a_full_queue_drops_instead_of_blocking() {
+        let (notifier, _rx) = Notifier::channel(1);
+        let p = ProgressParams {
+            progress_token: RequestId::Number(1),
+            progress: 1.0,
+            total: None,
+            message: None,
+            meta: None,
+        };
+        assert!(notifier.notify::<Progress>(&p));
+        assert!(!notifier.notify::<Progress>(&p));
+    }
+}

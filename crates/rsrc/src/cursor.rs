@@ -1,0 +1,204 @@
+//! Sealed pagination cursors.
+//!
+//! A cursor is `base64url(version ‖ list kind ‖ mount ‖ position ‖ tag)`, where `position`
+//! is the provider's keyset bytes and `tag` is HMAC-SHA256 (truncated to 128 bits) over
+//! everything before it *and* the scope of the listing (the collection URI, or nothing for
+//! the default listing). The scope is authenticated but not stored.
+//!
+//! Invariants:
+//! - A provider only ever receives positions this server produced for the same listing:
+//!   a forged, truncated, foreign (other server key, other list kind, other collection) or
+//!   stale (older format) cursor fails to open and the client gets `-32602`.
+//! - Cursor size is bounded before any decoding work is done.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use crate::provider::MAX_POSITION_BYTES;
+
+type HmacSha256 = Hmac<Sha256>;
+
+const FORMAT_VERSION: u8 = 1;
+const TAG_LEN: usize = 16;
+const HEADER_LEN: usize = 4;
+/// The longest cursor string accepted, in bytes.
+pub(crate) const MAX_CURSOR_LEN: usize =
+    (HEADER_LEN + MAX_POSITION_BYTES + TAG_LEN).div_ceil(3) * 4;
+
+/// Which listing a cursor belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum ListKind {
+    /// `resources/list` without `uri`.
+    Resources = 1,
+    /// `resources/list` with `uri` (and `resources/directory/read`).
+    Children = 2,
+    /// `resources/templates/list`.
+    Templates = 3,
+}
+
+/// Why a cursor was refused. One message for all causes: telling a forger which check
+/// failed would only help them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct InvalidCursor;
+
+impl std::fmt::Display for InvalidCursor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("invalid cursor: it was not issued by this server for this listing (restart the listing without a cursor)")
+    }
+}
+
+/// Seals and opens cursors with one secret key.
+#[derive(Clone)]
+pub(crate) struct CursorSealer {
+    key: [u8; 32],
+}
+
+impl std::fmt::Debug for CursorSealer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CursorSealer(..)")
+    }
+}
+
+impl CursorSealer {
+    pub(crate) fn new(key: [u8; 32]) -> Self {
+        CursorSealer { key }
+    }
+
+    /// A sealer with a fresh random key: cursors do not survive a restart.
+    pub(crate) fn random() -> Self {
+        let mut key = [0u8; 32];
+        if getrandom::fill(&mut key).is_err() {
+            // No entropy source: fall back to a per-process value. Cursors then only
+            // resist accidental misuse, which is all they guard when no key is secret.
+            let seed = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            key[..16].copy_from_slice(&seed.to_le_bytes());
+            key[16..24].copy_from_slice(&u64::from(std::process::id()).to_le_bytes());
+        }
+        CursorSealer { key }
+    }
+
+    fn tag(&self, body: &[u8], scope: &str) -> HmacSha256 {
+        let mut mac =
+            <HmacSha256 as Mac>::new_from_slice(&self.key).expect("HMAC accepts any key length");
+        mac.update(body);
+        mac.update(&(scope.len() as u64).to_le_bytes());
+        mac.update(scope.as_bytes());
+        mac
+    }
+
+    /// Seals a position of mount `mount` in listing `kind` scoped to `scope`.
+    pub(crate) fn seal(&self, kind: ListKind, scope: &str, mount: u16, position: &[u8]) -> String {
+        debug_assert!(position.len() <= MAX_POSITION_BYTES);
+        let mut raw = Vec::with_capacity(HEADER_LEN + position.len() + TAG_LEN);
+        raw.push(FORMAT_VERSION);
+        raw.push(kind as u8);
+        raw.extend_from_slice(&mount.to_be_bytes());
+        raw.extend_from_slice(position);
+        let tag = self.tag(&raw, scope).finalize().into_bytes();
+        raw.extend_from_slice(&tag[..TAG_LEN]);
+        URL_SAFE_NO_PAD.encode(raw)
+    }
+
+    /// Opens a cursor of listing `kind` scoped to `scope`, giving the mount and position.
+    pub(crate) fn open(
+        &self,
+        cursor: &str,
+        kind: ListKind,
+        scope: &str,
+    ) -> Result<(u16, Vec<u8>), InvalidCursor> {
+        if cursor.len() > MAX_CURSOR_LEN {
+            return Err(InvalidCursor);
+        }
+        let raw = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| InvalidCursor)?;
+        if raw.len() < HEADER_LEN + TAG_LEN {
+            return Err(InvalidCursor);
+        }
+        let (body, tag) = raw.split_at(raw.len() - TAG_LEN);
+        self.tag(body, scope)
+            .verify_truncated_left(tag)
+            .map_err(|_| InvalidCursor)?;
+        if body[0] != FORMAT_VERSION || body[1] != kind as u8 {
+            return Err(InvalidCursor);
+        }
+        let mount = u16::from_be_bytes([body[2], body[3]]);
+        Ok((mount, body[HEADER_LEN..].to_vec()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sealer() -> CursorSealer {
+        CursorSealer::new([7; 32])
+    }
+
+    #[test]
+    fn a_sealed_cursor_opens_to_its_position() {
+        let s = sealer();
+        let c = s.seal(ListKind::Resources, "", 3, b"file:///a/b");
+        assert_eq!(
+            s.open(&c, ListKind::Resources, ""),
+            Ok((3, b"file:///a/b".to_vec()))
+        );
+        let empty = s.seal(ListKind::Templates, "", 0, b"");
+        assert_eq!(s.open(&empty, ListKind::Templates, ""), Ok((0, Vec::new())));
+    }
+
+    #[test]
+    fn forged_truncated_and_foreign_cursors_are_refused() {
+        let s = sealer();
+        let c = s.seal(ListKind::Children, "file:///dir", 0, b"pos");
+        // Other collection, other list, other server key.
+        assert!(s.open(&c, ListKind::Children, "file:///other").is_err());
+        assert!(s.open(&c, ListKind::Resources, "file:///dir").is_err());
+        assert!(
+            CursorSealer::new([8; 32])
+                .open(&c, ListKind::Children, "file:///dir")
+                .is_err()
+        );
+        // Truncated, flipped, garbage, empty, huge.
+        assert!(
+            s.open(&c[..c.len() - 2], ListKind::Children, "file:///dir")
+                .is_err()
+        );
+        let mut bytes = URL_SAFE_NO_PAD.decode(&c).unwrap();
+        bytes[5] ^= 1;
+        assert!(
+            s.open(
+                &URL_SAFE_NO_PAD.encode(&bytes),
+                ListKind::Children,
+                "file:///dir"
+            )
+            .is_err()
+        );
+        for junk in ["", "!!!", "AAAA", "eyJwYWdlIjogM30="] {
+            assert!(
+                s.open(junk, ListKind::Children, "file:///dir").is_err(),
+                "{junk}"
+            );
+        }
+        assert!(
+            s.open(&"A".repeat(MAX_CURSOR_LEN + 4), ListKind::Children, "")
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn the_largest_position_fits_under_the_cursor_limit() {
+        let s = sealer();
+        let c = s.seal(
+            ListKind::Resources,
+            "",
+            u16::MAX,
+            &[0xAB; MAX_POSITION_BYTES],
+        );
+        assert!(c.len() <= MAX_CURSOR_LEN);
+        assert!(s.open(&c, ListKind::Resources, "").is_ok());
+    }
+}

@@ -1,0 +1,192 @@
+//! The [`Provider`] trait: the one thing a user implements to expose data as resources.
+//!
+//! A provider answers four questions about the URIs under its mount point: what is there
+//! (`list`, optionally the children of one collection), what is this (`metadata`), what
+//! does it contain (`read`), and what could this template variable be (`complete`). The
+//! engine does everything protocol-shaped around it: revisions, cursors, error codes,
+//! caching hints, cancellation and progress.
+//!
+//! Invariants the engine relies on:
+//! - `list` is keyset-paginated: the provider returns the position after its last item as
+//!   opaque bytes ([`Page::next`]) and gets them back in [`ListRequest::after`]. The engine
+//!   seals them into the client's cursor, so a provider never sees forged bytes.
+//! - `read` of a document returns at least one entry, all with the requested URI (several
+//!   entries are format alternatives); `read` of a collection may return children.
+//! - Errors are [`ResourceError`]s; the engine maps them to the wire.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+
+use rsrc_protocol::{CacheHint, Completion, Resource, ResourceContents, ResourceTemplate};
+
+use crate::context::RequestContext;
+use crate::error::ResourceError;
+
+/// A boxed, sendable future.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The most bytes a provider may put in a keyset position.
+pub const MAX_POSITION_BYTES: usize = 1024;
+
+/// A request for one page of resources.
+#[derive(Debug, Clone, Copy)]
+pub struct ListRequest<'a> {
+    /// `Some(uri)`: list the direct children of this collection. `None`: the provider's
+    /// default listing.
+    pub parent: Option<&'a str>,
+    /// Where the previous page ended, as the provider wrote it in [`Page::next`].
+    pub after: Option<&'a [u8]>,
+    /// The most resources to return; a provider may return fewer.
+    pub limit: usize,
+}
+
+/// One page of resources.
+#[derive(Debug, Clone, Default)]
+pub struct Page {
+    /// The resources, in the provider's stable order.
+    pub resources: Vec<Resource>,
+    /// The position after the last resource when more may follow (at most
+    /// [`MAX_POSITION_BYTES`]); `None` at the end.
+    pub next: Option<Vec<u8>>,
+    /// Caching hint for 2026-07-28 clients; the server default applies when absent.
+    pub cache: Option<CacheHint>,
+}
+
+/// The result of reading a resource.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOutput {
+    /// The entries: format alternatives of a document, or children of a collection.
+    pub contents: Vec<ResourceContents>,
+    /// Caching hint for 2026-07-28 clients; the server default applies when absent.
+    pub cache: Option<CacheHint>,
+}
+
+impl From<Vec<ResourceContents>> for ReadOutput {
+    fn from(contents: Vec<ResourceContents>) -> Self {
+        ReadOutput {
+            contents,
+            cache: None,
+        }
+    }
+}
+
+/// A request to complete one variable of a resource template.
+#[derive(Debug, Clone, Copy)]
+pub struct CompleteRequest<'a> {
+    /// The template string, exactly as the provider declared it.
+    pub template: &'a str,
+    /// The variable being completed.
+    pub argument: &'a str,
+    /// What the user typed so far.
+    pub value: &'a str,
+    /// Variables already chosen.
+    pub context: &'a BTreeMap<String, String>,
+}
+
+/// A source of resources.
+///
+/// Implement it with `async fn`s; the engine boxes the futures once per call. Every method
+/// receives the [`RequestContext`] of the request being served.
+pub trait Provider: Send + Sync + 'static {
+    /// The templates this provider serves; asked once, when it is mounted.
+    fn templates(&self) -> Vec<ResourceTemplate> {
+        Vec::new()
+    }
+
+    /// One page of resources: the default listing, or the children of `req.parent`
+    /// ([`ResourceError::NotACollection`] if it is a document, `NotFound` if it does not
+    /// exist).
+    fn list(
+        &self,
+        ctx: &RequestContext,
+        req: ListRequest<'_>,
+    ) -> impl Future<Output = Result<Page, ResourceError>> + Send;
+
+    /// The metadata of one resource, without content.
+    fn metadata(
+        &self,
+        ctx: &RequestContext,
+        uri: &str,
+    ) -> impl Future<Output = Result<Resource, ResourceError>> + Send;
+
+    /// The contents of one resource.
+    fn read(
+        &self,
+        ctx: &RequestContext,
+        uri: &str,
+    ) -> impl Future<Output = Result<ReadOutput, ResourceError>> + Send;
+
+    /// Completion values for a template variable. The default offers none.
+    fn complete(
+        &self,
+        ctx: &RequestContext,
+        req: CompleteRequest<'_>,
+    ) -> impl Future<Output = Result<Completion, ResourceError>> + Send {
+        let _ = (ctx, req);
+        async { Ok(Completion::empty()) }
+    }
+}
+
+/// The object-safe face of [`Provider`], used by the router.
+pub(crate) trait DynProvider: Send + Sync {
+    fn templates(&self) -> Vec<ResourceTemplate>;
+    fn list<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
+        req: ListRequest<'a>,
+    ) -> BoxFuture<'a, Result<Page, ResourceError>>;
+    fn metadata<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
+        uri: &'a str,
+    ) -> BoxFuture<'a, Result<Resource, ResourceError>>;
+    fn read<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
+        uri: &'a str,
+    ) -> BoxFuture<'a, Result<ReadOutput, ResourceError>>;
+    fn complete<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
+        req: CompleteRequest<'a>,
+    ) -> BoxFuture<'a, Result<Completion, ResourceError>>;
+}
+
+impl<P: Provider> DynProvider for P {
+    fn templates(&self) -> Vec<ResourceTemplate> {
+        Provider::templates(self)
+    }
+
+    fn list<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
+        req: ListRequest<'a>,
+    ) -> BoxFuture<'a, Result<Page, ResourceError>> {
+        Box::pin(Provider::list(self, ctx, req))
+    }
+
+    fn metadata<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
+        uri: &'a str,
+    ) -> BoxFuture<'a, Result<Resource, ResourceError>> {
+        Box::pin(Provider::metadata(self, ctx, uri))
+    }
+
+    fn read<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
+        uri: &'a str,
+    ) -> BoxFuture<'a, Result<ReadOutput, ResourceError>> {
+        Box::pin(Provider::read(self, ctx, uri))
+    }
+
+    fn complete<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
+        req: CompleteRequest<'a>,
+    ) -> BoxFuture<'a, Result<Completion, ResourceError>> {
+        Box::pin(Provider::complete(self, ctx, req))
+    }
+}

@@ -1,0 +1,345 @@
+//! [`ResourceSet`]: a provider built from declarations — static text and binary
+//! resources, closure-backed resources, and collections — the Rust counterpart of the
+//! `#[McpResource(uri:, name:, mimeType:)]` declarations of other frameworks.
+//!
+//! Invariants:
+//! - Resources are kept sorted by URI; listings are keyset-paginated on the URI, so they
+//!   are stable however the set was built.
+//! - A collection's children are the resources whose URI is the collection's URI followed
+//!   by `/` and one more path segment (`sample:///guide` → `sample:///guide/intro.md`).
+//! - Every contents entry carries the resource's full metadata, with `mimeType` and `size`
+//!   of that representation.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use rsrc_protocol::{Body, CacheHint, Resource, ResourceContents, ResourceKind};
+
+use crate::context::RequestContext;
+use crate::error::ResourceError;
+use crate::provider::{BoxFuture, ListRequest, Page, Provider, ReadOutput};
+
+/// One representation of a resource: its payload and, when it differs from the
+/// resource's primary type, its MIME type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Representation {
+    /// The MIME type of this representation; the resource's own when `None`.
+    pub mime_type: Option<String>,
+    /// The payload.
+    pub body: Body,
+}
+
+impl Representation {
+    /// A text representation.
+    pub fn text(text: impl Into<String>) -> Self {
+        Representation {
+            mime_type: None,
+            body: Body::Text(text.into()),
+        }
+    }
+
+    /// A binary representation.
+    pub fn blob(bytes: impl Into<bytes::Bytes>) -> Self {
+        Representation {
+            mime_type: None,
+            body: Body::Blob(bytes.into()),
+        }
+    }
+
+    /// Sets the MIME type of this representation.
+    #[must_use]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    fn into_contents(self, resource: &Resource) -> ResourceContents {
+        let mut meta = resource.clone();
+        if let Some(m) = self.mime_type {
+            meta.mime_type = Some(m);
+        }
+        meta.size = Some(self.body.len() as u64);
+        ResourceContents {
+            resource: meta,
+            body: self.body,
+        }
+    }
+}
+
+impl From<String> for Representation {
+    fn from(text: String) -> Self {
+        Representation::text(text)
+    }
+}
+
+impl From<&str> for Representation {
+    fn from(text: &str) -> Self {
+        Representation::text(text)
+    }
+}
+
+type ReadFn = dyn Fn(RequestContext) -> BoxFuture<'static, Result<Vec<Representation>, ResourceError>>
+    + Send
+    + Sync;
+
+enum Source {
+    Static(Vec<Representation>),
+    Dynamic(Arc<ReadFn>),
+    Collection,
+}
+
+struct Entry {
+    resource: Resource,
+    source: Source,
+}
+
+/// A provider of declared resources. Build it with the `with_*` methods, then mount it.
+///
+/// ```
+/// use rsrc::{ResourceSet, Representation};
+/// use rsrc_protocol::Resource;
+///
+/// let set = ResourceSet::new()
+///     .with_text(
+///         Resource::new("config://app/settings", "Application Settings")
+///             .with_mime_type("application/json"),
+///         r#"{"theme":"dark"}"#,
+///     )
+///     .with_dynamic(Resource::new("config://app/time", "Server time"), |_ctx| async {
+///         Ok(vec![Representation::text(format!("{:?}", std::time::SystemTime::now()))])
+///     });
+/// ```
+pub struct ResourceSet {
+    entries: BTreeMap<String, Entry>,
+    cache: Option<CacheHint>,
+    collection_budget: usize,
+}
+
+impl Default for ResourceSet {
+    fn default() -> Self {
+        ResourceSet::new()
+    }
+}
+
+impl std::fmt::Debug for ResourceSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResourceSet")
+            .field("resources", &self.entries.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The default byte budget for the contents returned when a collection is read.
+pub const DEFAULT_COLLECTION_BUDGET: usize = 256 * 1024;
+
+impl ResourceSet {
+    /// An empty set.
+    pub fn new() -> Self {
+        ResourceSet {
+            entries: BTreeMap::new(),
+            cache: None,
+            collection_budget: DEFAULT_COLLECTION_BUDGET,
+        }
+    }
+
+    fn insert(mut self, mut resource: Resource, source: Source) -> Self {
+        let kind = if matches!(source, Source::Collection) {
+            ResourceKind::Collection
+        } else {
+            ResourceKind::Document
+        };
+        resource = resource.with_kind(kind);
+        if let Source::Static(reps) = &source
+            && let Some(first) = reps.first()
+        {
+            if resource.mime_type.is_none() {
+                resource.mime_type.clone_from(&first.mime_type);
+            }
+            resource.size.get_or_insert(first.body.len() as u64);
+        }
+        self.entries
+            .insert(resource.uri.clone(), Entry { resource, source });
+        self
+    }
+
+    /// Adds a static text document.
+    #[must_use]
+    pub fn with_text(self, resource: Resource, text: impl Into<String>) -> Self {
+        self.insert(resource, Source::Static(vec![Representation::text(text)]))
+    }
+
+    /// Adds a static binary document.
+    #[must_use]
+    pub fn with_blob(self, resource: Resource, bytes: impl Into<bytes::Bytes>) -> Self {
+        self.insert(resource, Source::Static(vec![Representation::blob(bytes)]))
+    }
+
+    /// Adds a static document with several format alternatives; the first is primary.
+    #[must_use]
+    pub fn with_representations(self, resource: Resource, reps: Vec<Representation>) -> Self {
+        self.insert(resource, Source::Static(reps))
+    }
+
+    /// Adds a document whose content a closure produces on every read.
+    #[must_use]
+    pub fn with_dynamic<F, Fut>(self, resource: Resource, read: F) -> Self
+    where
+        F: Fn(RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<Representation>, ResourceError>> + Send + 'static,
+    {
+        let read: Arc<ReadFn> = Arc::new(move |ctx| Box::pin(read(ctx)));
+        self.insert(resource, Source::Dynamic(read))
+    }
+
+    /// Adds a collection; its children are the resources under `uri + "/"`.
+    #[must_use]
+    pub fn with_collection(self, resource: Resource) -> Self {
+        self.insert(resource, Source::Collection)
+    }
+
+    /// Sets the caching hint of every listing and read of this set.
+    #[must_use]
+    pub fn with_cache_hint(mut self, hint: CacheHint) -> Self {
+        self.cache = Some(hint);
+        self
+    }
+
+    /// Sets how many bytes of child content a read of a collection returns at most.
+    #[must_use]
+    pub fn with_collection_budget(mut self, bytes: usize) -> Self {
+        self.collection_budget = bytes;
+        self
+    }
+
+    fn entry(&self, uri: &str) -> Result<&Entry, ResourceError> {
+        self.entries
+            .get(uri)
+            .ok_or_else(|| ResourceError::not_found(uri))
+    }
+
+    /// Entries after `after` (exclusive), in URI order.
+    fn entries_after<'a>(&'a self, after: Option<&'a str>) -> impl Iterator<Item = &'a Entry> + 'a {
+        let lower = after.map_or(Bound::Unbounded, Bound::Excluded);
+        self.entries
+            .range::<str, _>((lower, Bound::Unbounded))
+            .map(|(_, e)| e)
+    }
+
+    /// Direct children of `parent` after `after` (exclusive), in URI order.
+    fn children<'a>(
+        &'a self,
+        parent: &str,
+        after: Option<&str>,
+    ) -> impl Iterator<Item = &'a Entry> + 'a {
+        let prefix = format!("{parent}/");
+        let lower = match after {
+            Some(a) if a > prefix.as_str() => Bound::Excluded(a.to_owned()),
+            _ => Bound::Included(prefix.clone()),
+        };
+        let prefix_len = prefix.len();
+        self.entries
+            .range::<String, _>((lower, Bound::Unbounded))
+            .map(|(_, e)| e)
+            .take_while(move |e| e.resource.uri.starts_with(&prefix))
+            .filter(move |e| {
+                let rest = &e.resource.uri[prefix_len..];
+                !rest.is_empty() && !rest.contains('/')
+            })
+    }
+
+    async fn read_entry(
+        &self,
+        ctx: &RequestContext,
+        entry: &Entry,
+    ) -> Result<Vec<ResourceContents>, ResourceError> {
+        let reps = match &entry.source {
+            Source::Static(reps) => reps.clone(),
+            Source::Dynamic(read) => read(ctx.clone()).await?,
+            Source::Collection => return Ok(Vec::new()),
+        };
+        Ok(reps
+            .into_iter()
+            .map(|r| r.into_contents(&entry.resource))
+            .collect())
+    }
+}
+
+fn position(bytes: Option<&[u8]>) -> Result<Option<&str>, ResourceError> {
+    bytes
+        .map(std::str::from_utf8)
+        .transpose()
+        .map_err(|_| ResourceError::internal("cursor position is not UTF-8"))
+}
+
+impl Provider for ResourceSet {
+    async fn list(
+        &self,
+        _ctx: &RequestContext,
+        req: ListRequest<'_>,
+    ) -> Result<Page, ResourceError> {
+        let after = position(req.after)?;
+        let limit = req.limit.max(1);
+        let mut resources: Vec<Resource> = match req.parent {
+            None => self
+                .entries_after(after)
+                .take(limit + 1)
+                .map(|e| e.resource.clone())
+                .collect(),
+            Some(parent) => {
+                let entry = self.entry(parent)?;
+                if !matches!(entry.source, Source::Collection) {
+                    return Err(ResourceError::not_a_collection(parent));
+                }
+                self.children(parent, after)
+                    .take(limit + 1)
+                    .map(|e| e.resource.clone())
+                    .collect()
+            }
+        };
+        let next = if resources.len() > limit {
+            resources.truncate(limit);
+            resources.last().map(|r| r.uri.as_bytes().to_vec())
+        } else {
+            None
+        };
+        Ok(Page {
+            resources,
+            next,
+            cache: self.cache,
+        })
+    }
+
+    async fn metadata(&self, _ctx: &RequestContext, uri: &str) -> Result<Resource, ResourceError> {
+        Ok(self.entry(uri)?.resource.clone())
+    }
+
+    async fn read(&self, ctx: &RequestContext, uri: &str) -> Result<ReadOutput, ResourceError> {
+        let entry = self.entry(uri)?;
+        let contents = if matches!(entry.source, Source::Collection) {
+            // Children's contents, whole entries only, until the budget would be exceeded.
+            let mut out = Vec::new();
+            let mut used = 0usize;
+            for child in self.children(uri, None) {
+                if matches!(child.source, Source::Collection) {
+                    continue;
+                }
+                let child_contents = self.read_entry(ctx, child).await?;
+                let size: usize = child_contents.iter().map(|c| c.body.len()).sum();
+                if used + size > self.collection_budget {
+                    break;
+                }
+                used += size;
+                out.extend(child_contents);
+            }
+            out
+        } else {
+            self.read_entry(ctx, entry).await?
+        };
+        Ok(ReadOutput {
+            contents,
+            cache: self.cache,
+        })
+    }
+}

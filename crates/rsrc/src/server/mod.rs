@@ -1,0 +1,259 @@
+//! The server engine: a [`Router`] of providers, the [`Server`] that speaks both protocol
+//! eras over it, and the per-connection [`Session`].
+//!
+//! The engine is transport-agnostic: [`Server::handle`] takes one encoded message and
+//! returns what to send back — nothing, a [`Reply`] now, or a future that yields one. A
+//! transport drives those futures on its own task, so decode → route → provider → encode
+//! happens without a thread hop.
+
+mod dispatch;
+mod handlers;
+mod reply;
+mod session;
+
+use std::sync::Arc;
+
+use rsrc_protocol::{CacheHint, CacheScope, Implementation, ResourceTemplate};
+
+use crate::cursor::CursorSealer;
+use crate::provider::{DynProvider, Provider};
+
+pub use dispatch::Handled;
+pub use reply::Reply;
+pub use session::Session;
+
+/// Providers mounted by URI prefix.
+///
+/// A URI is served by the provider with the longest prefix it starts with; the default
+/// listing walks the providers in mount order.
+#[derive(Default)]
+pub struct Router {
+    mounts: Vec<Mount>,
+}
+
+pub(crate) struct Mount {
+    pub(crate) prefix: String,
+    pub(crate) provider: Arc<dyn DynProvider>,
+}
+
+impl std::fmt::Debug for Router {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.mounts.iter().map(|m| &m.prefix))
+            .finish()
+    }
+}
+
+impl Router {
+    /// An empty router.
+    pub fn new() -> Self {
+        Router::default()
+    }
+
+    /// Mounts `provider` for the URIs starting with `prefix` (e.g. `"file:///"`, `"db:"`;
+    /// `""` catches everything no other prefix claims).
+    #[must_use]
+    pub fn mount<P: Provider>(mut self, prefix: impl Into<String>, provider: P) -> Self {
+        self.mounts.push(Mount {
+            prefix: prefix.into(),
+            provider: Arc::new(provider),
+        });
+        self
+    }
+
+    /// The mount serving `uri`: the longest matching prefix.
+    pub(crate) fn resolve(&self, uri: &str) -> Option<(u16, &Mount)> {
+        self.mounts
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| uri.starts_with(&m.prefix))
+            .max_by_key(|(_, m)| m.prefix.len())
+            .map(|(i, m)| (i as u16, m))
+    }
+}
+
+/// Why a server could not be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Two providers were mounted at the same prefix.
+    DuplicatePrefix(String),
+    /// More providers than a cursor can address.
+    TooManyMounts,
+    /// A limit was set to zero.
+    ZeroLimit(&'static str),
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::DuplicatePrefix(p) => write!(f, "two providers are mounted at {p:?}"),
+            BuildError::TooManyMounts => f.write_str("more than 65535 providers are mounted"),
+            BuildError::ZeroLimit(what) => write!(f, "{what} must be greater than zero"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// Limits and defaults of a server.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Resources per `resources/list` page and templates per `resources/templates/list`
+    /// page (default 1000).
+    pub page_size: usize,
+    /// Longest URI accepted, in bytes (default 8 KiB).
+    pub max_uri_len: usize,
+    /// Caching hint of listings when the provider gives none (default: immediately stale,
+    /// private).
+    pub list_cache: CacheHint,
+    /// Caching hint of reads when the provider gives none (default: immediately stale,
+    /// private).
+    pub read_cache: CacheHint,
+    /// Caching hint of `resources/templates/list` (default: 5 minutes, public).
+    pub templates_cache: CacheHint,
+    /// Caching hint of `server/discover` (default: 1 hour, public).
+    pub discover_cache: CacheHint,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            page_size: 1000,
+            max_uri_len: 8 * 1024,
+            list_cache: CacheHint::NO_STORE,
+            read_cache: CacheHint::NO_STORE,
+            templates_cache: CacheHint::new(5 * 60 * 1000, CacheScope::Public),
+            discover_cache: CacheHint::new(60 * 60 * 1000, CacheScope::Public),
+        }
+    }
+}
+
+/// Builds a [`Server`].
+#[derive(Debug)]
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    router: Router,
+    config: ServerConfig,
+    cursor_key: Option<[u8; 32]>,
+}
+
+impl ServerBuilder {
+    /// Sets the instructions for the model, sent in `initialize` and `server/discover`.
+    #[must_use]
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// Mounts a provider (see [`Router::mount`]).
+    #[must_use]
+    pub fn mount<P: Provider>(mut self, prefix: impl Into<String>, provider: P) -> Self {
+        self.router = self.router.mount(prefix, provider);
+        self
+    }
+
+    /// Uses `router` for every mount made so far and after.
+    #[must_use]
+    pub fn router(mut self, router: Router) -> Self {
+        self.router.mounts.extend(router.mounts);
+        self
+    }
+
+    /// Replaces the configuration.
+    #[must_use]
+    pub fn config(mut self, config: ServerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Seals cursors with this key instead of a random one, so that cursors survive a
+    /// restart or work across replicas.
+    #[must_use]
+    pub fn cursor_key(mut self, key: [u8; 32]) -> Self {
+        self.cursor_key = Some(key);
+        self
+    }
+
+    /// Checks the mounts and limits and builds the server.
+    pub fn build(self) -> Result<Server, BuildError> {
+        let mounts = &self.router.mounts;
+        if mounts.len() > usize::from(u16::MAX) {
+            return Err(BuildError::TooManyMounts);
+        }
+        for (i, m) in mounts.iter().enumerate() {
+            if mounts[..i].iter().any(|o| o.prefix == m.prefix) {
+                return Err(BuildError::DuplicatePrefix(m.prefix.clone()));
+            }
+        }
+        if self.config.page_size == 0 {
+            return Err(BuildError::ZeroLimit("page_size"));
+        }
+        if self.config.max_uri_len == 0 {
+            return Err(BuildError::ZeroLimit("max_uri_len"));
+        }
+        let templates = mounts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, m)| {
+                m.provider
+                    .templates()
+                    .into_iter()
+                    .map(move |t| (i as u16, t))
+            })
+            .collect();
+        Ok(Server {
+            inner: Arc::new(Inner {
+                info: self.info,
+                instructions: self.instructions,
+                router: self.router,
+                config: self.config,
+                sealer: self
+                    .cursor_key
+                    .map_or_else(CursorSealer::random, CursorSealer::new),
+                templates,
+            }),
+        })
+    }
+}
+
+/// A resources server: cheap to clone, shared by every connection.
+#[derive(Clone, Debug)]
+pub struct Server {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    info: Implementation,
+    instructions: Option<String>,
+    router: Router,
+    config: ServerConfig,
+    sealer: CursorSealer,
+    /// Every provider's templates, with the mount that serves them, gathered once.
+    templates: Vec<(u16, ResourceTemplate)>,
+}
+
+impl Server {
+    /// Starts building a server that introduces itself as `name` `version`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder {
+            info: Implementation::new(name, version),
+            instructions: None,
+            router: Router::new(),
+            config: ServerConfig::default(),
+            cursor_key: None,
+        }
+    }
+
+    /// The server's name and version.
+    pub fn info(&self) -> &Implementation {
+        &self.inner.info
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ServerConfig {
+        &self.inner.config
+    }
+}

@@ -1,0 +1,137 @@
+//! [`Session`]: what a server remembers about one connection (stdio) or one legacy HTTP
+//! session — the negotiated legacy revision, the log level, and the requests in flight.
+//!
+//! Invariants:
+//! - A revision is negotiated at most once (`initialize` twice is refused).
+//! - Every in-flight request is registered under its id until its reply is produced or it
+//!   is cancelled; a second request with the id of one still in flight is refused.
+//! - Closing the session cancels everything still in flight.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+
+use rsrc_protocol::jsonrpc::RequestId;
+use rsrc_protocol::{Implementation, LoggingLevel, ProtocolVersion};
+use tokio_util::sync::CancellationToken;
+
+use crate::context::Notifier;
+
+/// The outcome of a legacy `initialize`.
+#[derive(Debug, Clone)]
+pub(crate) struct Negotiated {
+    pub(crate) version: ProtocolVersion,
+    pub(crate) client_info: Option<Implementation>,
+}
+
+/// The state of one connection or legacy session.
+#[derive(Debug)]
+pub struct Session {
+    negotiated: OnceLock<Negotiated>,
+    initialized: AtomicBool,
+    log_level: Mutex<Option<LoggingLevel>>,
+    inflight: Mutex<HashMap<RequestId, (u64, CancellationToken)>>,
+    notifier: Notifier,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Session {
+    /// A fresh session whose notifications go to `notifier`.
+    pub fn new(notifier: Notifier) -> Self {
+        Session {
+            negotiated: OnceLock::new(),
+            initialized: AtomicBool::new(false),
+            log_level: Mutex::new(None),
+            inflight: Mutex::new(HashMap::new()),
+            notifier,
+        }
+    }
+
+    /// The legacy revision negotiated by `initialize`, if any.
+    pub fn negotiated_version(&self) -> Option<ProtocolVersion> {
+        self.negotiated.get().map(|n| n.version)
+    }
+
+    pub(crate) fn negotiated(&self) -> Option<&Negotiated> {
+        self.negotiated.get()
+    }
+
+    /// Records the outcome of `initialize`; `false` if one was already recorded.
+    pub(crate) fn negotiate(&self, n: Negotiated) -> bool {
+        self.negotiated.set(n).is_ok()
+    }
+
+    /// Whether the client sent `notifications/initialized`.
+    pub fn is_initialized(&self) -> bool {
+        self.initialized.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn mark_initialized(&self) {
+        self.initialized.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
+        *lock(&self.log_level)
+    }
+
+    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
+        *lock(&self.log_level) = Some(level);
+    }
+
+    pub(crate) fn notifier(&self) -> &Notifier {
+        &self.notifier
+    }
+
+    /// Registers a request in flight under a unique `serial`; `None` when a request with
+    /// this id already is in flight.
+    pub(crate) fn begin(&self, id: &RequestId, serial: u64) -> Option<CancellationToken> {
+        let mut inflight = lock(&self.inflight);
+        if inflight.contains_key(id) {
+            return None;
+        }
+        let token = CancellationToken::new();
+        inflight.insert(id.clone(), (serial, token.clone()));
+        Some(token)
+    }
+
+    /// Unregisters the request `begin` registered with `serial` (not a later request that
+    /// reused the id after this one was cancelled).
+    pub(crate) fn end(&self, id: &RequestId, serial: u64) {
+        let mut inflight = lock(&self.inflight);
+        if inflight.get(id).is_some_and(|(s, _)| *s == serial) {
+            inflight.remove(id);
+        }
+    }
+
+    /// Cancels the request with this id, if it is in flight.
+    pub(crate) fn cancel(&self, id: &RequestId) -> bool {
+        match lock(&self.inflight).remove(id) {
+            Some((_, token)) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// How many requests are in flight.
+    pub fn in_flight(&self) -> usize {
+        lock(&self.inflight).len()
+    }
+
+    /// Cancels every request in flight (the connection is closing).
+    pub fn cancel_all(&self) {
+        for (_, (_, token)) in lock(&self.inflight).drain() {
+            token.cancel();
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.cancel_all();
+    }
+}

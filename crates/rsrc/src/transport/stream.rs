@@ -1,0 +1,173 @@
+//! Serving one byte stream (stdio, a socket, an in-memory pipe): the per-connection event
+//! loop.
+//!
+//! One task does everything: it reads lines, hands them to [`Server::handle`], polls the
+//! handlers' futures, and writes replies and notifications, batching whatever is ready
+//! into one write. Priorities, highest first: writing out, finishing requests, accepting
+//! new input — so a client that stops reading stops being read from (backpressure), and
+//! memory stays bounded by the line limit, the in-flight limit and the output high-water
+//! mark.
+//!
+//! Invariants:
+//! - Replies and notifications are written whole, one per line, never interleaved.
+//! - A request's notifications are written before its reply.
+//! - When the input ends, requests in flight get a grace period to finish; then they are
+//!   cancelled and the loop ends.
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::FutureExt as _;
+use futures_util::StreamExt as _;
+use futures_util::stream::FuturesUnordered;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+use super::lines::{Frame, LineReader};
+use crate::context::Notifier;
+use crate::provider::BoxFuture;
+use crate::server::{Handled, Reply, Server, Session};
+
+/// Limits of one stream connection.
+#[derive(Debug, Clone)]
+pub struct StreamConfig {
+    /// Longest accepted line (one message), in bytes (default 16 MiB).
+    pub max_line: usize,
+    /// Most requests handled at once; beyond it, input is not read (default 128).
+    pub max_in_flight: usize,
+    /// Most notifications queued; more are dropped (default 1024).
+    pub notification_queue: usize,
+    /// Output bytes pending beyond which input is not read (default 8 MiB).
+    pub output_high_water: usize,
+    /// How long requests in flight may run after the input ended (default 5 s).
+    pub shutdown_grace: Duration,
+}
+
+impl Default for StreamConfig {
+    fn default() -> Self {
+        StreamConfig {
+            max_line: 16 * 1024 * 1024,
+            max_in_flight: 128,
+            notification_queue: 1024,
+            output_high_water: 8 * 1024 * 1024,
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+type Pending = FuturesUnordered<BoxFuture<'static, Option<Reply>>>;
+
+fn push_line(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(bytes);
+    out.push(b'\n');
+}
+
+fn push_reply(out: &mut Vec<u8>, notes: &mut mpsc::Receiver<Vec<u8>>, reply: Option<Reply>) {
+    // Notifications a request queued are older than its reply.
+    while let Ok(note) = notes.try_recv() {
+        push_line(out, &note);
+    }
+    if let Some(reply) = reply {
+        reply.encode(out);
+        out.push(b'\n');
+    }
+}
+
+/// Serves `server` on one byte stream until the input ends (or writing fails).
+pub async fn serve_stream<R, W>(
+    server: &Server,
+    reader: R,
+    mut writer: W,
+    config: &StreamConfig,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let (notifier, mut notes) = Notifier::channel(config.notification_queue);
+    let session = Arc::new(Session::new(notifier));
+    let mut lines = LineReader::new(reader, config.max_line);
+    let mut inflight: Pending = FuturesUnordered::new();
+    // `out` collects encoded messages while `writing` is being written.
+    let mut out: Vec<u8> = Vec::with_capacity(64 * 1024);
+    let mut writing: Vec<u8> = Vec::with_capacity(64 * 1024);
+    let mut written = 0usize;
+    let mut input_done = false;
+    // Armed when the input ends.
+    let grace = tokio::time::sleep(Duration::from_secs(u32::MAX.into()));
+    tokio::pin!(grace);
+
+    loop {
+        let room = |inflight: &Pending, out: &Vec<u8>, writing: &Vec<u8>, written: usize| {
+            inflight.len() < config.max_in_flight
+                && out.len() + (writing.len() - written) < config.output_high_water
+        };
+        while !input_done && room(&inflight, &out, &writing, written) {
+            match lines.next_buffered() {
+                Some(Frame::Line(bytes)) => match server.handle(&session, bytes) {
+                    Handled::None => {}
+                    Handled::Reply(r) => push_reply(&mut out, &mut notes, Some(r)),
+                    Handled::Pending(f) => inflight.push(f),
+                },
+                Some(Frame::TooLong(prefix)) => {
+                    tracing::warn!(limit = config.max_line, "discarded an over-long message");
+                    let reply = server.oversized(&prefix, config.max_line);
+                    push_reply(&mut out, &mut notes, Some(reply));
+                }
+                None => {
+                    if lines.is_eof() {
+                        input_done = true;
+                        grace
+                            .as_mut()
+                            .reset(tokio::time::Instant::now() + config.shutdown_grace);
+                    }
+                    break;
+                }
+            }
+        }
+        // Collect everything that finished without waiting.
+        while let Some(Some(reply)) = inflight.next().now_or_never() {
+            push_reply(&mut out, &mut notes, reply);
+        }
+        while let Ok(note) = notes.try_recv() {
+            push_line(&mut out, &note);
+        }
+        if written == writing.len() && !out.is_empty() {
+            std::mem::swap(&mut out, &mut writing);
+            out.clear();
+            written = 0;
+        }
+        if input_done && inflight.is_empty() && written == writing.len() {
+            break;
+        }
+        let can_read = !lines.is_eof() && room(&inflight, &out, &writing, written);
+        tokio::select! {
+            biased;
+            n = writer.write(&writing[written..]), if written < writing.len() => {
+                match n? {
+                    0 => return Err(io::ErrorKind::WriteZero.into()),
+                    n => written += n,
+                }
+                if written == writing.len() && writing.capacity() > 4 * 1024 * 1024 {
+                    // Give back the memory of a large reply.
+                    writing = Vec::with_capacity(64 * 1024);
+                    written = 0;
+                }
+            }
+            Some(reply) = inflight.next(), if !inflight.is_empty() => {
+                push_reply(&mut out, &mut notes, reply);
+            }
+            Some(note) = notes.recv() => push_line(&mut out, &note),
+            more = lines.fill(), if can_read => {
+                more?;
+            }
+            () = &mut grace, if input_done && !inflight.is_empty() => {
+                tracing::debug!(in_flight = inflight.len(), "input closed: cancelling what still runs");
+                session.cancel_all();
+                inflight = FuturesUnordered::new();
+            }
+        }
+    }
+    writer.flush().await
+}

@@ -1,0 +1,315 @@
+//! resources/list, read, metadata, templates/list, directory/read and completion, on every
+//! revision, with SEP-2093's metadata and multi-content rules.
+
+mod common;
+
+use rsrc::protocol::ProtocolVersion;
+use rsrc_testkit::Peer;
+use serde_json::{Value, json};
+
+use common::{PNG, connect, server};
+
+/// A peer that speaks `v`, initialized if `v` is legacy.
+async fn peer(v: ProtocolVersion) -> Peer {
+    let mut peer = connect(&server());
+    if v.is_modern() {
+        peer.speak(v);
+    } else {
+        peer.initialize(v).await;
+    }
+    peer
+}
+
+async fn call(peer: &mut Peer, method: &str, params: Value) -> Value {
+    if peer.revision().is_modern() {
+        peer.modern(method, params).await
+    } else {
+        peer.request(method, params).await
+    }
+}
+
+#[tokio::test]
+async fn listing_gives_every_resource_with_both_spellings_of_its_kind() {
+    for v in ProtocolVersion::ALL {
+        let mut p = peer(v).await;
+        let resp = call(&mut p, "resources/list", json!({})).await;
+        let resources = resp["result"]["resources"].as_array().unwrap();
+        let uris: Vec<&str> = resources
+            .iter()
+            .map(|r| r["uri"].as_str().unwrap())
+            .collect();
+        assert!(uris.contains(&"sample:///README.md"));
+        assert!(
+            uris.contains(&"sample:///guide/deep/c.md"),
+            "the default listing is recursive"
+        );
+        let guide = resources
+            .iter()
+            .find(|r| r["uri"] == "sample:///guide")
+            .unwrap();
+        assert_eq!(guide["resourceType"], "collection");
+        assert_eq!(guide["capabilities"]["list"], true);
+        assert_eq!(guide["mimeType"], "inode/directory");
+        let readme = resources
+            .iter()
+            .find(|r| r["uri"] == "sample:///README.md")
+            .unwrap();
+        assert_eq!(readme["resourceType"], "document");
+        assert_eq!(readme["capabilities"]["list"], false);
+        assert_eq!(readme["size"], 9);
+        assert_eq!(
+            readme["annotations"]["lastModified"],
+            "2025-01-12T15:00:58Z"
+        );
+        if v.is_modern() {
+            assert_eq!(resp["result"]["resultType"], "complete");
+            assert_eq!(resp["result"]["ttlMs"], 0);
+            assert_eq!(resp["result"]["cacheScope"], "private");
+        } else {
+            assert!(resp["result"].get("ttlMs").is_none());
+        }
+    }
+}
+
+#[tokio::test]
+async fn listing_a_collection_gives_its_direct_children_only() {
+    for v in ProtocolVersion::ALL {
+        let mut p = peer(v).await;
+        let resp = call(&mut p, "resources/list", json!({"uri": "sample:///guide"})).await;
+        let uris: Vec<&str> = resp["result"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["uri"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            uris,
+            [
+                "sample:///guide/a.md",
+                "sample:///guide/b.md",
+                "sample:///guide/deep"
+            ]
+        );
+        let empty = call(&mut p, "resources/list", json!({"uri": "sample:///empty"})).await;
+        assert_eq!(empty["result"]["resources"], json!([]));
+        let dir = call(
+            &mut p,
+            "resources/directory/read",
+            json!({"uri": "sample:///guide/deep"}),
+        )
+        .await;
+        assert_eq!(
+            dir["result"]["resources"][0]["uri"],
+            "sample:///guide/deep/c.md"
+        );
+    }
+}
+
+#[tokio::test]
+async fn listing_a_document_or_a_missing_uri_is_an_error() {
+    for v in ProtocolVersion::ALL {
+        let mut p = peer(v).await;
+        let doc = call(
+            &mut p,
+            "resources/list",
+            json!({"uri": "sample:///README.md"}),
+        )
+        .await;
+        assert_eq!(doc["error"]["code"], -32602, "{doc}");
+        assert_eq!(doc["error"]["data"]["uri"], "sample:///README.md");
+        let missing = call(&mut p, "resources/list", json!({"uri": "sample:///nope"})).await;
+        let not_found = if v.is_modern() { -32602 } else { -32002 };
+        assert_eq!(missing["error"]["code"], not_found, "{missing}");
+        assert_eq!(missing["error"]["data"]["uri"], "sample:///nope");
+        let no_uri = call(&mut p, "resources/directory/read", json!({})).await;
+        assert_eq!(no_uri["error"]["code"], -32602);
+    }
+}
+
+#[tokio::test]
+async fn reading_text_gives_full_metadata() {
+    for v in ProtocolVersion::ALL {
+        let mut p = peer(v).await;
+        let resp = call(
+            &mut p,
+            "resources/read",
+            json!({"uri": "sample:///README.md"}),
+        )
+        .await;
+        let contents = resp["result"]["contents"].as_array().unwrap();
+        assert_eq!(contents.len(), 1);
+        let c = &contents[0];
+        assert_eq!(c["uri"], "sample:///README.md");
+        assert_eq!(c["name"], "README.md");
+        assert_eq!(c["title"], "Read me");
+        assert_eq!(c["mimeType"], "text/markdown");
+        assert_eq!(c["size"], 9);
+        assert_eq!(c["text"], "# Sample\n");
+        assert_eq!(c["resourceType"], "document");
+        assert_eq!(c["annotations"]["lastModified"], "2025-01-12T15:00:58Z");
+    }
+}
+
+#[tokio::test]
+async fn reading_binary_gives_base64() {
+    let mut p = peer(ProtocolVersion::V2025_11_25).await;
+    let resp = p
+        .request("resources/read", json!({"uri": "sample:///logo.png"}))
+        .await;
+    let c = &resp["result"]["contents"][0];
+    assert_eq!(c["mimeType"], "image/png");
+    assert!(c.get("text").is_none());
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(c["blob"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(bytes, PNG);
+    assert_eq!(c["size"], PNG.len());
+}
+
+#[tokio::test]
+async fn format_alternatives_share_the_uri_and_carry_their_own_size() {
+    let mut p = peer(ProtocolVersion::V2026_07_28).await;
+    let resp = p
+        .modern("resources/read", json!({"uri": "sample:///report.pdf"}))
+        .await;
+    let contents = resp["result"]["contents"].as_array().unwrap();
+    assert_eq!(contents.len(), 2);
+    assert!(contents.iter().all(|c| c["uri"] == "sample:///report.pdf"));
+    assert!(contents.iter().all(|c| c["name"] == "Quarterly Report"));
+    assert_eq!(contents[0]["mimeType"], "application/pdf");
+    assert_eq!(contents[0]["size"], 13);
+    assert!(contents[0]["blob"].is_string());
+    assert_eq!(contents[1]["mimeType"], "text/plain");
+    assert_eq!(contents[1]["size"], 14);
+    assert_eq!(contents[1]["text"], "Extracted text");
+}
+
+#[tokio::test]
+async fn reading_a_collection_returns_child_documents() {
+    let mut p = peer(ProtocolVersion::V2025_11_25).await;
+    let resp = p
+        .request("resources/read", json!({"uri": "sample:///guide"}))
+        .await;
+    let contents = resp["result"]["contents"].as_array().unwrap();
+    let uris: Vec<&str> = contents
+        .iter()
+        .map(|c| c["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(uris, ["sample:///guide/a.md", "sample:///guide/b.md"]);
+    assert_eq!(contents[1]["text"], "BB");
+    let empty = p
+        .request("resources/read", json!({"uri": "sample:///empty"}))
+        .await;
+    assert_eq!(empty["result"]["contents"], json!([]));
+}
+
+#[tokio::test]
+async fn reading_a_missing_resource_is_not_found_with_its_uri_never_empty_contents() {
+    for v in ProtocolVersion::ALL {
+        let mut p = peer(v).await;
+        for uri in ["sample:///missing.txt", "other:///unmounted"] {
+            let resp = call(&mut p, "resources/read", json!({"uri": uri})).await;
+            assert!(resp.get("result").is_none(), "{resp}");
+            let code = if v.is_modern() { -32602 } else { -32002 };
+            assert_eq!(resp["error"]["code"], code);
+            assert_eq!(resp["error"]["data"]["uri"], uri);
+        }
+    }
+}
+
+#[tokio::test]
+async fn malformed_uris_and_params_are_invalid_params() {
+    let mut p = peer(ProtocolVersion::V2025_11_25).await;
+    for params in [
+        json!({}),
+        json!({"uri": 5}),
+        json!({"uri": ""}),
+        json!({"uri": "no scheme"}),
+        json!({"uri": "sample:///a b"}),
+        json!({"uri": "sample:///%zz"}),
+        json!({"uri": format!("sample:///{}", "a".repeat(9000))}),
+    ] {
+        let resp = p.request("resources/read", params.clone()).await;
+        assert_eq!(resp["error"]["code"], -32602, "{params}: {resp}");
+    }
+}
+
+#[tokio::test]
+async fn duplicate_params_members_are_invalid_params() {
+    let mut p = peer(ProtocolVersion::V2025_11_25).await;
+    p.send_raw(br#"{"jsonrpc":"2.0","id":9,"method":"resources/read","params":{"uri":"sample:///README.md","uri":"sample:///logo.png"}}
+"#)
+    .await;
+    let resp = p.recv().await;
+    assert_eq!(resp["id"], 9);
+    assert_eq!(resp["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn metadata_is_the_listing_metadata_without_content() {
+    for v in ProtocolVersion::ALL {
+        let mut p = peer(v).await;
+        let resp = call(
+            &mut p,
+            "resources/metadata",
+            json!({"uri": "sample:///logo.png"}),
+        )
+        .await;
+        let r = &resp["result"]["resource"];
+        assert_eq!(r["uri"], "sample:///logo.png");
+        assert_eq!(r["size"], PNG.len());
+        assert_eq!(r["resourceType"], "document");
+        assert!(r.get("blob").is_none() && r.get("text").is_none());
+        let missing = call(
+            &mut p,
+            "resources/metadata",
+            json!({"uri": "sample:///nope"}),
+        )
+        .await;
+        assert_eq!(missing["error"]["data"]["uri"], "sample:///nope");
+    }
+}
+
+#[tokio::test]
+async fn templates_are_listed_with_caching_hints_on_2026() {
+    let mut p = peer(ProtocolVersion::V2026_07_28).await;
+    let resp = p.modern("resources/templates/list", json!({})).await;
+    assert_eq!(
+        resp["result"]["resourceTemplates"][0]["uriTemplate"],
+        "num:///{n}"
+    );
+    assert_eq!(resp["result"]["cacheScope"], "public");
+    assert_eq!(resp["result"]["ttlMs"], 300_000);
+}
+
+#[tokio::test]
+async fn completion_asks_the_provider_of_the_template_and_caps_values() {
+    for v in ProtocolVersion::ALL {
+        let mut p = peer(v).await;
+        let resp = call(
+            &mut p,
+            "completion/complete",
+            json!({"ref": {"type": "ref/resource", "uri": "num:///{n}"}, "argument": {"name": "n", "value": "00001"}}),
+        )
+        .await;
+        let c = &resp["result"]["completion"];
+        assert_eq!(c["values"].as_array().unwrap().len(), 10);
+        assert_eq!(c["total"], 10);
+        assert_eq!(c["hasMore"], false);
+        let unknown = call(
+            &mut p,
+            "completion/complete",
+            json!({"ref": {"type": "ref/resource", "uri": "nope:///{x}"}, "argument": {"name": "x", "value": ""}}),
+        )
+        .await;
+        assert_eq!(unknown["error"]["code"], -32602);
+        let prompt = call(
+            &mut p,
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "x", "value": ""}}),
+        )
+        .await;
+        assert_eq!(prompt["error"]["code"], -32602);
+    }
+}
