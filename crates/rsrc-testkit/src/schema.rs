@@ -48,9 +48,10 @@ fn defs_key(v: ProtocolVersion) -> &'static str {
     }
 }
 
+type Cache = HashMap<(ProtocolVersion, String), Arc<Validator>>;
+
 fn validator(v: ProtocolVersion, def: &str) -> Arc<Validator> {
-    static CACHE: OnceLock<Mutex<HashMap<(ProtocolVersion, String), Arc<Validator>>>> =
-        OnceLock::new();
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
     let mut cache = CACHE
         .get_or_init(Default::default)
         .lock()

@@ -102,7 +102,7 @@ impl Provider for Numbers {
         }
         let start = match req.after {
             None => 0,
-            Some(b) => usize::from_str_radix(std::str::from_utf8(b).unwrap(), 10).unwrap() + 1,
+            Some(b) => std::str::from_utf8(b).unwrap().parse::<usize>().unwrap() + 1,
         };
         let end = self.n.min(start + req.limit);
         Ok(Page {
