@@ -577,6 +577,44 @@ pub fn write_notification<W: io::Write, P: Serialize>(
     )
 }
 
+/// Reads the top-level `id` from the beginning of a message that may be cut anywhere.
+/// Used to answer a message that was too long to read whole with the right id.
+pub fn id_from_prefix(prefix: &[u8]) -> Option<RequestId> {
+    struct Seed<'s>(&'s mut Option<RequestId>);
+
+    impl<'de> de::DeserializeSeed<'de> for Seed<'_> {
+        type Value = ();
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Seed<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a message object")
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                if key == "id" {
+                    if let IdField::Valid(id) = map.next_value::<IdField>()? {
+                        *self.0 = Some(id);
+                    }
+                    // Stop here: the rest of the message is not needed (or not there).
+                    return Err(de::Error::custom("id found"));
+                }
+                map.next_value::<de::IgnoredAny>()?;
+            }
+            Ok(())
+        }
+    }
+
+    let mut slot = None;
+    let mut de = serde_json::Deserializer::from_slice(prefix);
+    let _ = de::DeserializeSeed::deserialize(Seed(&mut slot), &mut de);
+    slot
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -732,5 +770,30 @@ mod tests {
             std::str::from_utf8(&out).unwrap(),
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#
         );
+    }
+
+    #[test]
+    fn the_id_is_recovered_from_a_truncated_message() {
+        assert_eq!(
+            id_from_prefix(
+                br#"{"jsonrpc":"2.0","id":42,"method":"resources/read","params":{"uri":"aaaa"#
+            ),
+            Some(RequestId::Number(42))
+        );
+        assert_eq!(
+            id_from_prefix(br#"{"method":"x","params":{"id":1,"s":"a\"b"},"id":"k"#),
+            None,
+            "a string cut before its closing quote is not an id"
+        );
+        assert_eq!(
+            id_from_prefix(br#"{"method":"x","params":{"id":1,"s":"a\"b"},"id":"k","#),
+            Some(RequestId::from("k"))
+        );
+        assert_eq!(
+            id_from_prefix(br#"{"jsonrpc":"2.0","params":{"uri":"aaaa"#),
+            None
+        );
+        assert_eq!(id_from_prefix(br#"[1,2"#), None);
+        assert_eq!(id_from_prefix(br#"{"id":1.5,"x""#), None);
     }
 }

@@ -29,7 +29,8 @@ pub fn modern_meta() -> Value {
 /// A raw-JSON client.
 pub struct Peer {
     reader: Reader,
-    writer: Writer,
+    /// `None` once closed.
+    writer: Option<Writer>,
     revision: ProtocolVersion,
     /// Method of each request sent and not yet answered, by the id's JSON text.
     pending: HashMap<String, String>,
@@ -47,7 +48,7 @@ impl Peer {
     ) -> Self {
         Peer {
             reader: BufReader::new(Box::new(reader)),
-            writer: Box::new(writer),
+            writer: Some(Box::new(writer)),
             revision: ProtocolVersion::LATEST_LEGACY,
             pending: HashMap::new(),
             notifications: VecDeque::new(),
@@ -90,16 +91,19 @@ impl Peer {
                 self.remember(&msg);
             }
         }
-        self.writer
+        let writer = self.writer.as_mut().expect("the peer is not closed");
+        writer
             .write_all(bytes)
             .await
             .expect("the server reads its input");
-        self.writer.flush().await.expect("flush");
+        writer.flush().await.expect("flush");
     }
 
     /// Closes the sending side (the server sees end of input).
     pub async fn close(&mut self) {
-        self.writer.shutdown().await.expect("shutdown");
+        if let Some(mut writer) = self.writer.take() {
+            writer.shutdown().await.expect("shutdown");
+        }
     }
 
     /// Reads the next message, validated. Panics on timeout, end of stream or an invalid

@@ -14,7 +14,6 @@
 //! not at all if the client cancelled it; a panic in a handler or provider becomes `-32603`
 //! for that request only.
 
-use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -22,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures_util::FutureExt as _;
 use rsrc_protocol::completion::CompleteParams;
-use rsrc_protocol::jsonrpc::{self, IdField, Message, Notification, Request, RequestId};
+use rsrc_protocol::jsonrpc::{self, Message, Notification, Request, RequestId};
 use rsrc_protocol::lifecycle::{CancelledParams, EmptyParams, InitializeParams, SetLevelParams};
 use rsrc_protocol::meta::RequestMeta;
 use rsrc_protocol::methods::{
@@ -36,7 +35,7 @@ use rsrc_protocol::resources::{
 use rsrc_protocol::subscriptions::SubscriptionsListenParams;
 use rsrc_protocol::{ErrorCode, ErrorObject, ProtocolVersion};
 use serde::Serialize;
-use serde::de::{self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use super::Server;
@@ -160,7 +159,7 @@ impl Server {
     /// `prefix` is its beginning, from which the request id is recovered when possible.
     pub fn oversized(&self, prefix: &[u8], limit: usize) -> Reply {
         Reply::error(
-            id_from_prefix(prefix),
+            jsonrpc::id_from_prefix(prefix),
             ErrorObject::new(
                 ErrorCode::INVALID_REQUEST,
                 format!("message discarded: it is longer than the limit of {limit} bytes"),
@@ -479,73 +478,5 @@ fn handle_notification(session: &Session, n: &Notification<'_>) {
             Err(e) => tracing::debug!(error = %e, "malformed cancellation ignored"),
         },
         other => tracing::trace!(method = other, "notification ignored"),
-    }
-}
-
-/// Reads the top-level `id` from the beginning of a message that may be cut anywhere.
-fn id_from_prefix(prefix: &[u8]) -> Option<RequestId> {
-    struct Seed<'s>(&'s mut Option<RequestId>);
-
-    impl<'de> DeserializeSeed<'de> for Seed<'_> {
-        type Value = ();
-        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-            d.deserialize_map(self)
-        }
-    }
-
-    impl<'de> Visitor<'de> for Seed<'_> {
-        type Value = ();
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a message object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                if key == "id" {
-                    if let IdField::Valid(id) = map.next_value::<IdField>()? {
-                        *self.0 = Some(id);
-                    }
-                    // Stop here: the rest of the message is not needed (or not there).
-                    return Err(de::Error::custom("id found"));
-                }
-                map.next_value::<IgnoredAny>()?;
-            }
-            Ok(())
-        }
-    }
-
-    let mut slot = None;
-    let mut de = serde_json::Deserializer::from_slice(prefix);
-    let _ = Seed(&mut slot).deserialize(&mut de);
-    slot
-}
-
-#[cfg(test)]
-mod tests {
-    use super::id_from_prefix;
-    use rsrc_protocol::RequestId;
-
-    #[test]
-    fn the_id_is_recovered_from_a_truncated_message() {
-        assert_eq!(
-            id_from_prefix(
-                br#"{"jsonrpc":"2.0","id":42,"method":"resources/read","params":{"uri":"aaaa"#
-            ),
-            Some(RequestId::Number(42))
-        );
-        assert_eq!(
-            id_from_prefix(br#"{"method":"x","params":{"id":1,"s":"a\"b"},"id":"k"#),
-            None,
-            "a string cut before its closing quote is not an id"
-        );
-        assert_eq!(
-            id_from_prefix(br#"{"method":"x","params":{"id":1,"s":"a\"b"},"id":"k","#),
-            Some(RequestId::from("k"))
-        );
-        assert_eq!(
-            id_from_prefix(br#"{"jsonrpc":"2.0","params":{"uri":"aaaa"#),
-            None
-        );
-        assert_eq!(id_from_prefix(br#"[1,2"#), None);
-        assert_eq!(id_from_prefix(br#"{"id":1.5,"x""#), None);
     }
 }

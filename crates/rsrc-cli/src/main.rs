@@ -1,0 +1,59 @@
+//! The `rsrc` command: serve resources over MCP, and (later) inspect any MCP server.
+//!
+//! Invariant: when serving on stdio, stdout carries protocol messages only; every log line
+//! goes to stderr.
+
+mod sample;
+mod serve;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(name = "rsrc", version, about = "MCP resources: serve them, and inspect any server's", long_about = None)]
+struct Cli {
+    /// More log output on stderr (-v info, -vv debug, -vvv trace). `RSRC_LOG` overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve resources over MCP (stdio). With no source, serves a bundled sample.
+    Serve(serve::ServeArgs),
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RSRC_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let outcome = match cli.command {
+        Command::Serve(args) => serve::run(args),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rsrc: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
