@@ -46,8 +46,8 @@ fn build(args: &ServeArgs) -> Result<Server, Box<dyn std::error::Error>> {
     Ok(server)
 }
 
-pub(crate) fn run(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let server = build(&args)?;
+pub(crate) fn run(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let server = build(args)?;
     let stream = StreamConfig {
         max_line: args.max_message,
         max_in_flight: args.max_in_flight.max(1),

@@ -109,10 +109,10 @@ fn scripted(
         while let Ok(Some(line)) = lines.next_line().await {
             let msg: Value = serde_json::from_str(&line).unwrap();
             let _ = log_tx.send(msg.clone());
-            if let (Some(method), Some(id)) = (msg["method"].as_str(), msg.get("id")) {
-                if let Some(reply) = answer(method, id) {
-                    w.write_all(format!("{reply}\n").as_bytes()).await.unwrap();
-                }
+            if let (Some(method), Some(id)) = (msg["method"].as_str(), msg.get("id"))
+                && let Some(reply) = answer(method, id)
+            {
+                w.write_all(format!("{reply}\n").as_bytes()).await.unwrap();
             }
         }
     });
