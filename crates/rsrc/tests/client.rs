@@ -58,7 +58,7 @@ async fn every_operation_works_in_both_eras() {
             .await
             .unwrap();
         let all = client.list_all_resources(None, 10).await.unwrap();
-        assert_eq!(all.items.len(), 38);
+        assert_eq!(all.items.len(), 39);
         assert!(!all.truncated);
         let children = client
             .list_all_resources(Some("sample:///guide"), 10)
@@ -93,7 +93,7 @@ async fn listing_stops_at_the_page_cap_and_says_so() {
     assert_eq!(capped.items.len(), 12);
     assert!(capped.truncated);
     let all = client.list_all_resources(None, 100).await.unwrap();
-    assert_eq!(all.items.len(), 38);
+    assert_eq!(all.items.len(), 39);
 }
 
 /// A scripted server: answers each request with `answer(method, id)`, or stays silent

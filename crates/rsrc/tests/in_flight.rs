@@ -166,3 +166,40 @@ async fn closing_the_input_finishes_what_is_in_flight_then_ends_the_stream() {
     assert_eq!(resp["id"], 1);
     assert_eq!(peer.try_recv(Duration::from_secs(5)).await.unwrap(), None);
 }
+
+#[tokio::test]
+async fn log_messages_follow_the_level_the_client_asked_for() {
+    let mut peer = ready_peer().await;
+    peer.request("resources/read", json!({"uri": "sample:///noisy"}))
+        .await;
+    assert!(
+        peer.take_notifications().is_empty(),
+        "no level set: no log messages"
+    );
+    peer.request("logging/setLevel", json!({"level": "warning"}))
+        .await;
+    peer.request("resources/read", json!({"uri": "sample:///noisy"}))
+        .await;
+    let notes = peer.take_notifications();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0]["method"], "notifications/message");
+    assert_eq!(notes[0]["params"]["level"], "error");
+    assert_eq!(notes[0]["params"]["logger"], "noisy");
+
+    // 2026-07-28: per request, through _meta.
+    peer.speak(ProtocolVersion::V2026_07_28);
+    let mut meta = modern_meta();
+    peer.request(
+        "resources/read",
+        json!({"uri": "sample:///noisy", "_meta": meta}),
+    )
+    .await;
+    assert!(peer.take_notifications().is_empty());
+    meta["io.modelcontextprotocol/logLevel"] = json!("debug");
+    peer.request(
+        "resources/read",
+        json!({"uri": "sample:///noisy", "_meta": meta}),
+    )
+    .await;
+    assert_eq!(peer.take_notifications().len(), 2);
+}

@@ -46,11 +46,11 @@ async fn a_walk_visits_every_resource_of_every_provider_once() {
     let (uris, pages) = walk(&mut peer, json!({})).await;
     let unique: HashSet<&String> = uris.iter().collect();
     assert_eq!(unique.len(), uris.len(), "no duplicates");
-    // 13 sample resources + 25 numbers, 4 per page, pages filled across providers.
-    assert_eq!(uris.len(), 38);
+    // 14 sample resources + 25 numbers, 4 per page, pages filled across providers.
+    assert_eq!(uris.len(), 39);
     assert_eq!(pages, 10);
-    assert!(uris.iter().take(13).all(|u| u.starts_with("sample:")));
-    assert!(uris.iter().skip(13).all(|u| u.starts_with("num:")));
+    assert!(uris.iter().take(14).all(|u| u.starts_with("sample:")));
+    assert!(uris.iter().skip(14).all(|u| u.starts_with("num:")));
 }
 
 #[tokio::test]

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use rsrc::protocol::{Resource, ResourceTemplate};
+use rsrc::protocol::{LoggingLevel, Resource, ResourceTemplate};
 use rsrc::transport::{StreamConfig, serve_in_memory};
 use rsrc::{
     CompleteRequest, ListRequest, Page, Provider, ReadOutput, Representation, RequestContext,
@@ -64,6 +64,15 @@ pub fn sample_set() -> ResourceSet {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
                 Ok(vec![Representation::text("done")])
+            },
+        )
+        .with_dynamic(
+            Resource::new("sample:///noisy", "noisy"),
+            |ctx: RequestContext| async move {
+                let (info, error) = (LoggingLevel::Info, LoggingLevel::Error);
+                ctx.log(info, Some("noisy"), serde_json::json!("info line"));
+                ctx.log(error, Some("noisy"), serde_json::json!({"error": "bad"}));
+                Ok(vec![Representation::text("noise")])
             },
         )
         .with_dynamic(
