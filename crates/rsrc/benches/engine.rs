@@ -184,7 +184,7 @@ fn bench(c: &mut Criterion) {
         })
         .collect();
     g.bench_function("clone_1000_resources", |b| {
-        b.iter(|| black_box(full.clone()))
+        b.iter(|| black_box(full.clone()));
     });
     g.bench_function("serialize_1000_resources", |b| {
         b.iter(|| {
