@@ -26,8 +26,9 @@ use crate::error::ResourceError;
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// The most bytes a provider may put in a keyset position.
-pub const MAX_POSITION_BYTES: usize = 1024;
+/// The most bytes a provider may put in a keyset position (enough for a path of
+/// `PATH_MAX` bytes and a few more).
+pub const MAX_POSITION_BYTES: usize = 8192;
 
 /// A request for one page of resources.
 #[derive(Debug, Clone, Copy)]

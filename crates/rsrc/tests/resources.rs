@@ -228,7 +228,7 @@ async fn malformed_uris_and_params_are_invalid_params() {
         json!({"uri": "no scheme"}),
         json!({"uri": "sample:///a b"}),
         json!({"uri": "sample:///%zz"}),
-        json!({"uri": format!("sample:///{}", "a".repeat(9000))}),
+        json!({"uri": format!("sample:///{}", "a".repeat(17000))}),
     ] {
         let resp = p.request("resources/read", params.clone()).await;
         assert_eq!(resp["error"]["code"], -32602, "{params}: {resp}");

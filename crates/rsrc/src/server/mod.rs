@@ -102,7 +102,8 @@ pub struct ServerConfig {
     /// Resources per `resources/list` page and templates per `resources/templates/list`
     /// page (default 1000).
     pub page_size: usize,
-    /// Longest URI accepted, in bytes (default 8 KiB).
+    /// Longest URI accepted, in bytes (default 16 KiB: a percent-encoded path of
+    /// `PATH_MAX` bytes fits).
     pub max_uri_len: usize,
     /// Caching hint of listings when the provider gives none (default: immediately stale,
     /// private).
@@ -120,7 +121,7 @@ impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
             page_size: 1000,
-            max_uri_len: 8 * 1024,
+            max_uri_len: 16 * 1024,
             list_cache: CacheHint::NO_STORE,
             read_cache: CacheHint::NO_STORE,
             templates_cache: CacheHint::new(5 * 60 * 1000, CacheScope::Public),

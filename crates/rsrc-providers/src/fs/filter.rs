@@ -1,0 +1,204 @@
+//! Which files and directories a root exposes: hidden names, `.gitignore` / `.ignore`
+//! rules, and include / exclude globs.
+//!
+//! Invariants:
+//! - One rule for every operation: an entry that a listing omits also reads, lists and
+//!   completes as not found, so a hidden `.env` cannot be read by guessing its URI.
+//! - Ignore files are read through the root's capability handle, like everything else, and
+//!   only up to [`MAX_IGNORE_FILE`] bytes.
+//! - `.git` directories are never exposed.
+//!
+//! Semantics follow git's: the deepest ignore file with a matching pattern decides, `!`
+//! patterns re-include, and a directory that is ignored hides everything below it. Unlike
+//! git (and like `ripgrep --no-require-git`), ignore files apply whether or not the root is
+//! inside a repository.
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::io::Read;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use cap_std::fs::Dir;
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use super::path::RelPath;
+
+/// The largest ignore file read.
+pub(crate) const MAX_IGNORE_FILE: u64 = 1024 * 1024;
+/// How many directories' ignore rules are cached before the cache is cleared.
+const CACHE_LIMIT: usize = 4096;
+
+/// Visibility rules of the filesystem provider.
+#[derive(Debug, Clone, Default)]
+pub struct FilterConfig {
+    /// Expose names starting with `.` (default: no).
+    pub include_hidden: bool,
+    /// Honour `.gitignore` and `.ignore` files (default: yes).
+    pub respect_ignore_files: bool,
+    /// If not empty, only files matching one of these globs are exposed (directories are
+    /// always traversed). Globs match the path relative to the root, e.g. `**/*.md`.
+    pub include: Vec<String>,
+    /// Files and directories matching one of these globs are never exposed.
+    pub exclude: Vec<String>,
+}
+
+impl FilterConfig {
+    /// The default rules: no hidden files, ignore files honoured, no globs.
+    pub fn standard() -> Self {
+        FilterConfig {
+            include_hidden: false,
+            respect_ignore_files: true,
+            include: Vec::new(),
+            exclude: Vec::new(),
+        }
+    }
+}
+
+/// Ignore rules by (root, directory); `None` when the directory has no ignore file.
+type IgnoreCache = HashMap<(usize, RelPath), Option<Arc<Gitignore>>>;
+
+/// Compiled visibility rules, with a cache of per-directory ignore rules.
+#[derive(Debug)]
+pub(crate) struct Filter {
+    include_hidden: bool,
+    respect_ignore_files: bool,
+    include: Option<GlobSet>,
+    exclude: Option<GlobSet>,
+    ignore_cache: Mutex<IgnoreCache>,
+}
+
+fn globset(globs: &[String]) -> Result<Option<GlobSet>, String> {
+    if globs.is_empty() {
+        return Ok(None);
+    }
+    let mut b = GlobSetBuilder::new();
+    for g in globs {
+        b.add(Glob::new(g).map_err(|e| format!("invalid glob {g:?}: {e}"))?);
+    }
+    b.build().map(Some).map_err(|e| e.to_string())
+}
+
+impl Filter {
+    pub(crate) fn new(config: &FilterConfig) -> Result<Filter, String> {
+        Ok(Filter {
+            include_hidden: config.include_hidden,
+            respect_ignore_files: config.respect_ignore_files,
+            include: globset(&config.include)?,
+            exclude: globset(&config.exclude)?,
+            ignore_cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The ignore rules of directory `dir` of root `root_index`, read on first use.
+    fn rules(&self, root_index: usize, dir_handle: &Dir, dir: &RelPath) -> Option<Arc<Gitignore>> {
+        let key = (root_index, dir.clone());
+        if let Some(hit) = self
+            .ignore_cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+        {
+            return hit.clone();
+        }
+        let mut builder = GitignoreBuilder::new("/");
+        let mut any = false;
+        for file in [".gitignore", ".ignore"] {
+            let path = dir.to_path().join(file);
+            let Ok(handle) = dir_handle.open(&path) else {
+                continue;
+            };
+            let mut text = String::new();
+            if handle
+                .take(MAX_IGNORE_FILE)
+                .read_to_string(&mut text)
+                .is_err()
+            {
+                continue;
+            }
+            for line in text.lines() {
+                // A bad pattern is skipped, as git skips it.
+                let _ = builder.add_line(None, line);
+                any = true;
+            }
+        }
+        let rules = any.then(|| builder.build().ok()).flatten().map(Arc::new);
+        let mut cache = self
+            .ignore_cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if cache.len() >= CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.insert(key, rules.clone());
+        rules
+    }
+
+    /// Whether the entry `name` (a directory if `is_dir`) inside `dir` is exposed, given
+    /// that `dir` itself is.
+    pub(crate) fn entry_visible(
+        &self,
+        root_index: usize,
+        root: &Dir,
+        dir: &RelPath,
+        name: &OsStr,
+        is_dir: bool,
+    ) -> bool {
+        let bytes = name.as_encoded_bytes();
+        if bytes == b".git" || (!self.include_hidden && bytes.first() == Some(&b'.')) {
+            return false;
+        }
+        let path = dir.join(name);
+        let rel = path.to_path();
+        if self.exclude.as_ref().is_some_and(|g| g.is_match(&rel)) {
+            return false;
+        }
+        if !is_dir && self.include.as_ref().is_some_and(|g| !g.is_match(&rel)) {
+            return false;
+        }
+        if self.respect_ignore_files {
+            // The deepest ignore file that has an opinion decides.
+            let mut ancestor = Some(dir.clone());
+            while let Some(a) = ancestor {
+                if let Some(rules) = self.rules(root_index, root, &a) {
+                    // Patterns are relative to the directory holding the ignore file.
+                    let base = a.to_path();
+                    let below: &Path = if a.is_root() {
+                        &rel
+                    } else {
+                        rel.strip_prefix(&base).unwrap_or(&rel)
+                    };
+                    match rules.matched(below, is_dir) {
+                        Match::Ignore(_) => return false,
+                        Match::Whitelist(_) => return true,
+                        Match::None => {}
+                    }
+                }
+                ancestor = a.parent();
+            }
+        }
+        true
+    }
+
+    /// Whether every component of `path` is exposed (`is_dir` says what the last one is).
+    pub(crate) fn path_visible(
+        &self,
+        root_index: usize,
+        root: &Dir,
+        path: &RelPath,
+        is_dir: bool,
+    ) -> bool {
+        let comps = path.components();
+        let mut dir = RelPath::root();
+        for (i, c) in comps.iter().enumerate() {
+            let last = i + 1 == comps.len();
+            if !self.entry_visible(root_index, root, &dir, c, !last || is_dir) {
+                return false;
+            }
+            dir = dir.join(c);
+        }
+        true
+    }
+}

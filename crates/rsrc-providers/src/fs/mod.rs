@@ -1,0 +1,699 @@
+//! The filesystem provider: one or more directories served as `file:///` resources.
+//!
+//! With one root a file's URI is `file:///<path>`; with several, `file:///<root name>/<path>`
+//! and `file:///` is the collection of roots. Files are documents; directories are
+//! collections (`inode/directory`). The default listing is every exposed file, in path
+//! order; `resources/list` with a directory's URI lists its direct children.
+//!
+//! Invariants:
+//! - Nothing outside a root is ever opened: every access goes through the root's
+//!   capability handle (`cap-std`, which resolves with `openat2(RESOLVE_BENEATH)` where
+//!   available), URIs are decoded segment by segment with `..` refused, and only regular
+//!   files are read (checked on the open handle).
+//! - The same visibility rules (hidden files, ignore files, globs) apply to listing,
+//!   reading, metadata and completion.
+//! - Reads are capped (default 32 MiB) — also for a file that grows while being read.
+//! - Listings are keyset-paginated on the path with memory bounded by the page size.
+
+mod convert;
+mod filter;
+mod path;
+mod read;
+mod walk;
+
+use std::ffi::OsStr;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, Metadata};
+use rsrc::protocol::{
+    Body, CacheHint, Completion, DIRECTORY_MIME_TYPE, Resource, ResourceCapabilities,
+    ResourceContents, ResourceTemplate,
+};
+use rsrc::{
+    CompleteRequest, ListRequest, Page, Provider, ReadOutput, RequestContext, ResourceError,
+};
+
+#[cfg(feature = "pdf")]
+pub use convert::PdfText;
+pub use convert::{Converted, Converter, default_converters};
+pub use filter::FilterConfig;
+
+use filter::Filter;
+use path::{RelPath, display_name, push_segment};
+use read::{ReadError, mime_for, mime_from_name, read_capped};
+use walk::{Kind, Scope};
+
+/// The URI prefix of the filesystem provider.
+pub const PREFIX: &str = "file:///";
+
+/// Settings of the filesystem provider.
+#[derive(Clone)]
+pub struct FsConfig {
+    /// What is exposed.
+    pub filter: FilterConfig,
+    /// Largest file read, in bytes (default 32 MiB).
+    pub max_read: u64,
+    /// Most bytes of child content returned when a directory is read (default 1 MiB).
+    pub collection_budget: u64,
+    /// Most children examined when a directory is read (default 256).
+    pub collection_max_files: usize,
+    /// Files up to this size are read on the calling task; larger ones on a blocking
+    /// thread (default 256 KiB). Page-cache reads of small files cost microseconds, less
+    /// than a thread hop.
+    pub inline_read_limit: u64,
+    /// Format converters (default: PDF text extraction).
+    pub converters: Vec<Arc<dyn Converter>>,
+    /// Time allowed to each conversion (default 10 s).
+    pub convert_timeout: Duration,
+    /// Caching hint for 2026-07-28 clients (default: the server's).
+    pub cache: Option<CacheHint>,
+}
+
+impl std::fmt::Debug for FsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FsConfig")
+            .field("filter", &self.filter)
+            .field("max_read", &self.max_read)
+            .field("collection_budget", &self.collection_budget)
+            .field(
+                "converters",
+                &self.converters.iter().map(|c| c.name()).collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for FsConfig {
+    fn default() -> Self {
+        FsConfig {
+            filter: FilterConfig::standard(),
+            max_read: 32 * 1024 * 1024,
+            collection_budget: 1024 * 1024,
+            collection_max_files: 256,
+            inline_read_limit: 256 * 1024,
+            converters: default_converters(),
+            convert_timeout: Duration::from_secs(10),
+            cache: None,
+        }
+    }
+}
+
+/// Why a filesystem provider could not be built.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum FsError {
+    /// A root could not be opened.
+    Open(PathBuf, io::Error),
+    /// A root name is empty, reserved, holds `/`, or is used twice.
+    BadName(String),
+    /// No root was given.
+    NoRoot,
+    /// An include or exclude glob is invalid.
+    BadGlob(String),
+}
+
+impl std::fmt::Display for FsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FsError::Open(p, e) => write!(f, "cannot open the directory {}: {e}", p.display()),
+            FsError::BadName(n) => write!(f, "invalid or duplicate root name {n:?}"),
+            FsError::NoRoot => f.write_str("no directory to serve"),
+            FsError::BadGlob(e) => f.write_str(e),
+        }
+    }
+}
+
+impl std::error::Error for FsError {}
+
+#[derive(Debug)]
+struct Root {
+    name: String,
+    dir: Dir,
+}
+
+/// Directories served as resources.
+pub struct FsProvider {
+    roots: Vec<Arc<Root>>,
+    filter: Filter,
+    config: FsConfig,
+}
+
+impl std::fmt::Debug for FsProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FsProvider")
+            .field(
+                "roots",
+                &self.roots.iter().map(|r| &r.name).collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\0'])
+}
+
+/// A root name for `path`: its last component.
+pub fn default_root_name(path: &Path) -> String {
+    path.canonicalize()
+        .ok()
+        .as_deref()
+        .and_then(Path::file_name)
+        .or_else(|| path.file_name())
+        .map_or_else(|| "root".to_owned(), |n| n.to_string_lossy().into_owned())
+}
+
+fn last_modified(md: &Metadata) -> Option<String> {
+    let t = md.modified().ok()?.into_std();
+    Some(humantime::format_rfc3339_seconds(t).to_string())
+}
+
+/// `ELOOP` and `ENAMETOOLONG` on Linux.
+const ELOOP: i32 = 40;
+const ENAMETOOLONG: i32 = 36;
+
+/// A filesystem error as the client sees it. Everything that means "not reachable from
+/// this root" — absent, not a directory, an escape refused by the capability handle, a
+/// link loop, a name too long, no permission — answers exactly like a missing resource,
+/// and no host path ever reaches the client.
+fn io_error(uri: &str, e: &io::Error) -> ResourceError {
+    let unreachable = matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory | io::ErrorKind::PermissionDenied
+    ) || matches!(e.raw_os_error(), Some(ELOOP | ENAMETOOLONG));
+    if unreachable {
+        tracing::debug!(%uri, error = %e, "not served");
+        ResourceError::not_found(uri)
+    } else {
+        ResourceError::internal(format!("{uri}: {e}"))
+    }
+}
+
+/// A refused URI answers like a missing one; the reason is only logged.
+fn refused(uri: &str, reason: &str) -> ResourceError {
+    tracing::debug!(%uri, reason, "refused");
+    ResourceError::not_found(uri)
+}
+
+/// Where a URI points.
+enum Target {
+    /// `file:///` when several roots are served: the collection of roots.
+    Roots,
+    /// A path inside one root.
+    Path(usize, RelPath),
+}
+
+impl FsProvider {
+    /// Serves `roots` (name, directory). With one root the name is used only as the
+    /// root collection's display name.
+    pub fn new(roots: Vec<(String, PathBuf)>, config: FsConfig) -> Result<FsProvider, FsError> {
+        if roots.is_empty() {
+            return Err(FsError::NoRoot);
+        }
+        let mut opened: Vec<Arc<Root>> = Vec::with_capacity(roots.len());
+        for (name, path) in roots {
+            if !valid_name(&name) || opened.iter().any(|r| r.name == name) {
+                return Err(FsError::BadName(name));
+            }
+            let dir = Dir::open_ambient_dir(&path, ambient_authority())
+                .map_err(|e| FsError::Open(path.clone(), e))?;
+            opened.push(Arc::new(Root { name, dir }));
+        }
+        let filter = Filter::new(&config.filter).map_err(FsError::BadGlob)?;
+        Ok(FsProvider {
+            roots: opened,
+            filter,
+            config,
+        })
+    }
+
+    /// Serves one directory.
+    pub fn single(path: impl Into<PathBuf>, config: FsConfig) -> Result<FsProvider, FsError> {
+        let path = path.into();
+        FsProvider::new(vec![(default_root_name(&path), path)], config)
+    }
+
+    fn multi(&self) -> bool {
+        self.roots.len() > 1
+    }
+
+    fn scope(&self, index: usize) -> Scope<'_> {
+        Scope {
+            index,
+            dir: &self.roots[index].dir,
+            filter: &self.filter,
+        }
+    }
+
+    fn uri(&self, root: usize, rel: &RelPath) -> String {
+        let mut s = String::from(PREFIX);
+        if self.multi() {
+            push_segment(&mut s, OsStr::new(&self.roots[root].name));
+            if !rel.is_root() {
+                s.push('/');
+            }
+        }
+        s.push_str(&rel.encode());
+        s
+    }
+
+    fn resolve(&self, uri: &str) -> Result<Target, ResourceError> {
+        let Some(rest) = uri.strip_prefix(PREFIX) else {
+            return Err(refused(uri, "not a file:/// URI"));
+        };
+        if !self.multi() {
+            return RelPath::decode(rest)
+                .map(|p| Target::Path(0, p))
+                .map_err(|reason| refused(uri, &reason));
+        }
+        if rest.is_empty() {
+            return Ok(Target::Roots);
+        }
+        let (first, tail) = rest.split_once('/').unwrap_or((rest, ""));
+        let name = RelPath::decode(first).map_err(|reason| refused(uri, &reason))?;
+        let index = self
+            .roots
+            .iter()
+            .position(|r| name.components() == [OsStr::new(&r.name)])
+            .ok_or_else(|| refused(uri, "no such root"))?;
+        RelPath::decode(tail)
+            .map(|p| Target::Path(index, p))
+            .map_err(|reason| refused(uri, &reason))
+    }
+
+    /// The metadata of an exposed path, or not-found.
+    fn stat(&self, uri: &str, root: usize, rel: &RelPath) -> Result<Metadata, ResourceError> {
+        let dir = &self.roots[root].dir;
+        let md = if rel.is_root() {
+            dir.dir_metadata()
+        } else {
+            dir.metadata(rel.to_path())
+        }
+        .map_err(|e| io_error(uri, &e))?;
+        if !(md.is_file() || md.is_dir()) {
+            return Err(refused(uri, "not a regular file or directory"));
+        }
+        if !self.filter.path_visible(root, dir, rel, md.is_dir()) {
+            return Err(ResourceError::not_found(uri));
+        }
+        Ok(md)
+    }
+
+    fn resource(&self, root: usize, rel: &RelPath, md: &Metadata) -> Resource {
+        let name = match rel.name() {
+            Some(n) => display_name(n),
+            None => self.roots[root].name.clone(),
+        };
+        let mut r = Resource::new(self.uri(root, rel), name);
+        if md.is_dir() {
+            r = r.with_mime_type(DIRECTORY_MIME_TYPE).collection();
+        } else {
+            if let Some(m) = rel.name().and_then(mime_from_name) {
+                r = r.with_mime_type(m);
+            }
+            r = r.with_size(md.len()).document();
+        }
+        if let Some(t) = last_modified(md) {
+            r = r.with_last_modified(t);
+        }
+        r
+    }
+
+    fn roots_collection(&self) -> Resource {
+        Resource::new(PREFIX, "roots")
+            .with_title("Served directories")
+            .with_mime_type(DIRECTORY_MIME_TYPE)
+            .collection()
+    }
+
+    /// The default listing: every exposed file of every root, in order.
+    fn list_files(&self, after: Option<&[u8]>, limit: usize) -> Result<Page, ResourceError> {
+        let (mut root, mut pos) = match after {
+            None => (0usize, None),
+            Some(bytes) if bytes.len() >= 2 => {
+                let root = usize::from(u16::from_be_bytes([bytes[0], bytes[1]]));
+                let pos = RelPath::from_position(&bytes[2..])
+                    .ok_or_else(|| ResourceError::internal("bad position"))?;
+                // An empty path is "the start of this root".
+                (root, Some(pos).filter(|p| !p.is_root()))
+            }
+            Some(_) => return Err(ResourceError::internal("bad position")),
+        };
+        let mut resources = Vec::new();
+        while root < self.roots.len() {
+            let want = limit - resources.len();
+            let (paths, more) =
+                walk::files_after(&self.scope(root), pos.as_ref(), want).map_err(|e| {
+                    ResourceError::internal(format!("listing {}: {e}", self.roots[root].name))
+                })?;
+            for p in &paths {
+                // A file deleted since the scan is simply skipped.
+                if let Ok(md) = self.roots[root].dir.metadata(p.to_path())
+                    && md.is_file()
+                {
+                    resources.push(self.resource(root, p, &md));
+                }
+            }
+            let last = paths.last().cloned();
+            if more || (resources.len() >= limit && root + 1 < self.roots.len()) {
+                let next = match last {
+                    Some(last) if more => position(root, &last),
+                    _ => position(root + 1, &RelPath::root()),
+                };
+                return Ok(Page {
+                    resources,
+                    next: Some(next),
+                    cache: self.config.cache,
+                });
+            }
+            root += 1;
+            pos = None;
+        }
+        Ok(Page {
+            resources,
+            next: None,
+            cache: self.config.cache,
+        })
+    }
+
+    fn list_children(
+        &self,
+        uri: &str,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Page, ResourceError> {
+        let (root, dir) = match self.resolve(uri)? {
+            Target::Roots => {
+                let start = match after {
+                    None => 0,
+                    Some(&[hi, lo]) => usize::from(u16::from_be_bytes([hi, lo])) + 1,
+                    Some(_) => return Err(ResourceError::internal("bad position")),
+                };
+                let end = self.roots.len().min(start + limit);
+                let resources = (start..end)
+                    .filter_map(|i| {
+                        let md = self.roots[i].dir.dir_metadata().ok()?;
+                        Some(self.resource(i, &RelPath::root(), &md))
+                    })
+                    .collect();
+                let next = (end < self.roots.len()).then(|| {
+                    u16::try_from(end - 1)
+                        .unwrap_or(u16::MAX)
+                        .to_be_bytes()
+                        .to_vec()
+                });
+                return Ok(Page {
+                    resources,
+                    next,
+                    cache: self.config.cache,
+                });
+            }
+            Target::Path(root, rel) => (root, rel),
+        };
+        let md = self.stat(uri, root, &dir)?;
+        if !md.is_dir() {
+            return Err(ResourceError::not_a_collection(uri));
+        }
+        let after_name = after.map(OsStr::from_bytes);
+        let entries = walk::next_entries(&self.scope(root), &dir, after_name, limit + 1)
+            .map_err(|e| io_error(uri, &e))?;
+        let more = entries.len() > limit;
+        let mut resources = Vec::with_capacity(limit.min(entries.len()));
+        for e in entries.iter().take(limit) {
+            let path = dir.join(&e.name);
+            if let Ok(md) = self.roots[root].dir.metadata(path.to_path()) {
+                resources.push(self.resource(root, &path, &md));
+            }
+        }
+        let next = more.then(|| entries[limit - 1].name.as_bytes().to_vec());
+        Ok(Page {
+            resources,
+            next,
+            cache: self.config.cache,
+        })
+    }
+
+    async fn read_file(
+        &self,
+        root: usize,
+        rel: &RelPath,
+        size_hint: u64,
+    ) -> Result<Vec<u8>, ReadError> {
+        let cap = self.config.max_read;
+        if size_hint <= self.config.inline_read_limit {
+            return read_capped(&self.roots[root].dir, rel, cap);
+        }
+        let owner = Arc::clone(&self.roots[root]);
+        let rel = rel.clone();
+        tokio::task::spawn_blocking(move || read_capped(&owner.dir, &rel, cap))
+            .await
+            .unwrap_or_else(|e| Err(ReadError::Io(io::Error::other(e))))
+    }
+
+    fn read_error(&self, uri: &str, e: ReadError) -> ResourceError {
+        match e {
+            ReadError::NotRegular => refused(uri, "not a regular file"),
+            ReadError::TooLarge { size } => ResourceError::TooLarge {
+                uri: uri.to_owned(),
+                size,
+                limit: self.config.max_read,
+            },
+            ReadError::Io(e) => io_error(uri, &e),
+        }
+    }
+
+    /// The representations of one file: itself (text if UTF-8, else binary), then any
+    /// converter's alternative.
+    async fn document(
+        &self,
+        uri: &str,
+        root: usize,
+        rel: &RelPath,
+        md: &Metadata,
+        convert: bool,
+    ) -> Result<Vec<ResourceContents>, ResourceError> {
+        let bytes = self
+            .read_file(root, rel, md.len())
+            .await
+            .map_err(|e| self.read_error(uri, e))?;
+        let name = rel.name().unwrap_or_default();
+        let mut meta = self.resource(root, rel, md);
+        meta.uri = uri.to_owned();
+        meta.size = Some(bytes.len() as u64);
+        // Text is valid UTF-8 without NUL bytes (a NUL is the mark of binary data, as for
+        // git and grep) that does not start with a binary format's magic number (a PDF can
+        // be pure ASCII); anything else is sent as a blob.
+        let binary_format = read::sniff_binary(&bytes).is_some();
+        let bytes = match String::from_utf8(bytes) {
+            Ok(text) if !binary_format && !text.as_bytes().contains(&0) => Ok(text),
+            Ok(text) => Err(text.into_bytes()),
+            Err(e) => Err(e.into_bytes()),
+        };
+        let (mime, body) = match bytes {
+            Ok(text) => (mime_for(name, text.as_bytes(), true), Body::Text(text)),
+            Err(bytes) => (mime_for(name, &bytes, false), Body::Blob(bytes.into())),
+        };
+        meta.mime_type = Some(mime.clone());
+        let mut out = vec![ResourceContents {
+            resource: meta,
+            body,
+        }];
+        if convert {
+            let raw = bytes::Bytes::copy_from_slice(out[0].body.as_bytes());
+            for c in self.config.converters.iter().filter(|c| c.accepts(&mime)) {
+                if let Some(alt) =
+                    convert::run(Arc::clone(c), raw.clone(), self.config.convert_timeout).await
+                {
+                    let mut alt_meta = out[0].resource.clone();
+                    alt_meta.mime_type = Some(alt.mime_type);
+                    alt_meta.size = Some(alt.text.len() as u64);
+                    out.push(ResourceContents {
+                        resource: alt_meta,
+                        body: Body::Text(alt.text),
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// A directory's child documents with their content, whole files only, within the
+    /// byte budget: possibly a subset, never a truncated file.
+    async fn collection(
+        &self,
+        uri: &str,
+        root: usize,
+        dir: &RelPath,
+    ) -> Result<Vec<ResourceContents>, ResourceError> {
+        let entries = walk::next_entries(
+            &self.scope(root),
+            dir,
+            None,
+            self.config.collection_max_files,
+        )
+        .map_err(|e| io_error(uri, &e))?;
+        let mut out = Vec::new();
+        let mut used = 0u64;
+        for e in entries.into_iter().filter(|e| e.kind == Kind::File) {
+            let path = dir.join(&e.name);
+            let Ok(md) = self.roots[root].dir.metadata(path.to_path()) else {
+                continue;
+            };
+            if used + md.len() > self.config.collection_budget {
+                continue;
+            }
+            let child_uri = self.uri(root, &path);
+            if let Ok(contents) = self.document(&child_uri, root, &path, &md, false).await {
+                let size: u64 = contents.iter().map(|c| c.body.len() as u64).sum();
+                if used + size <= self.config.collection_budget {
+                    used += size;
+                    out.extend(contents);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn template_root(&self, template: &str) -> Option<usize> {
+        (0..self.roots.len()).find(|&i| self.template_for(i) == template)
+    }
+
+    fn template_for(&self, root: usize) -> String {
+        if self.multi() {
+            format!("{}/{{+path}}", self.uri(root, &RelPath::root()))
+        } else {
+            format!("{PREFIX}{{+path}}")
+        }
+    }
+
+    /// Completes a path: the entries of the typed directory whose names start with the
+    /// typed rest; directories end with `/`.
+    fn complete_path(&self, root: usize, value: &str) -> Completion {
+        let (dir_part, prefix) = value.rsplit_once('/').unwrap_or(("", value));
+        let Ok(dir) = RelPath::decode(dir_part) else {
+            return Completion::empty();
+        };
+        let Ok(md) = self.stat("", root, &dir) else {
+            return Completion::empty();
+        };
+        if !md.is_dir() {
+            return Completion::empty();
+        }
+        // Bounded: at most 10,000 entries are considered.
+        let Ok(entries) = walk::next_entries(&self.scope(root), &dir, None, 10_000) else {
+            return Completion::empty();
+        };
+        let values = entries
+            .into_iter()
+            .filter(|e| e.name.as_bytes().starts_with(prefix.as_bytes()))
+            .filter_map(|e| {
+                let name = e.name.to_str()?;
+                let mut v = if dir_part.is_empty() {
+                    name.to_owned()
+                } else {
+                    format!("{dir_part}/{name}")
+                };
+                if e.kind == Kind::Dir {
+                    v.push('/');
+                }
+                Some(v)
+            })
+            .collect();
+        Completion::from_matches(values)
+    }
+}
+
+fn position(root: usize, path: &RelPath) -> Vec<u8> {
+    let mut v = u16::try_from(root)
+        .unwrap_or(u16::MAX)
+        .to_be_bytes()
+        .to_vec();
+    v.extend(path.to_position());
+    v
+}
+
+impl Provider for FsProvider {
+    fn templates(&self) -> Vec<ResourceTemplate> {
+        (0..self.roots.len())
+            .map(|i| {
+                let name = if self.multi() {
+                    format!("files of {}", self.roots[i].name)
+                } else {
+                    "files".to_owned()
+                };
+                ResourceTemplate::new(self.template_for(i), name)
+                    .with_title(format!("Files in {}", self.roots[i].name))
+                    .with_description(
+                        "Any file or directory under the served directory, by its relative path",
+                    )
+                    .with_capabilities(ResourceCapabilities {
+                        list: Some(true),
+                        subscribe: None,
+                    })
+            })
+            .collect()
+    }
+
+    async fn list(
+        &self,
+        _ctx: &RequestContext,
+        req: ListRequest<'_>,
+    ) -> Result<Page, ResourceError> {
+        match req.parent {
+            None => self.list_files(req.after, req.limit),
+            Some(uri) => self.list_children(uri, req.after, req.limit),
+        }
+    }
+
+    async fn metadata(&self, _ctx: &RequestContext, uri: &str) -> Result<Resource, ResourceError> {
+        match self.resolve(uri)? {
+            Target::Roots => Ok(self.roots_collection()),
+            Target::Path(root, rel) => {
+                let md = self.stat(uri, root, &rel)?;
+                let mut r = self.resource(root, &rel, &md);
+                r.uri = uri.to_owned();
+                Ok(r)
+            }
+        }
+    }
+
+    async fn read(&self, _ctx: &RequestContext, uri: &str) -> Result<ReadOutput, ResourceError> {
+        let contents = match self.resolve(uri)? {
+            Target::Roots => Vec::new(),
+            Target::Path(root, rel) => {
+                let md = self.stat(uri, root, &rel)?;
+                if md.is_dir() {
+                    self.collection(uri, root, &rel).await?
+                } else {
+                    self.document(uri, root, &rel, &md, true).await?
+                }
+            }
+        };
+        Ok(ReadOutput {
+            contents,
+            cache: self.config.cache,
+        })
+    }
+
+    async fn complete(
+        &self,
+        _ctx: &RequestContext,
+        req: CompleteRequest<'_>,
+    ) -> Result<Completion, ResourceError> {
+        let Some(root) = self.template_root(req.template) else {
+            return Ok(Completion::empty());
+        };
+        if req.argument != "path" {
+            return Err(ResourceError::InvalidParams(format!(
+                "the template {} has no variable {:?}",
+                req.template, req.argument
+            )));
+        }
+        Ok(self.complete_path(root, req.value))
+    }
+}

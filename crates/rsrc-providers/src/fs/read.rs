@@ -1,0 +1,150 @@
+//! Reading one file safely: only regular files, never more than the cap, and the kind of
+//! content (text or binary, and its MIME type).
+//!
+//! Invariants:
+//! - A file is opened with `O_NONBLOCK | O_NOCTTY` through the root's capability handle
+//!   and checked to be a regular file *after* opening (on the open handle), so a FIFO,
+//!   device or socket swapped in after a `stat` is never read and never blocks.
+//! - At most `cap + 1` bytes are read: a file larger than the cap, or one that grows past
+//!   it while being read, is refused rather than truncated.
+
+use std::ffi::OsStr;
+use std::io::{self, Read};
+
+use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
+
+use super::path::RelPath;
+
+/// Opening must never block (a FIFO) nor adopt a terminal.
+fn open_flags() -> i32 {
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+    i32::try_from(flags.bits()).unwrap_or(0)
+}
+
+/// Why a file could not be read.
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    /// Not a regular file (a FIFO, device, socket…).
+    NotRegular,
+    /// Larger than the cap (at least `size` bytes).
+    TooLarge { size: u64 },
+    /// The filesystem said no.
+    Io(io::Error),
+}
+
+impl From<io::Error> for ReadError {
+    fn from(e: io::Error) -> Self {
+        ReadError::Io(e)
+    }
+}
+
+/// Reads a whole regular file of at most `cap` bytes.
+pub(crate) fn read_capped(dir: &Dir, path: &RelPath, cap: u64) -> Result<Vec<u8>, ReadError> {
+    let mut options = OpenOptions::new();
+    options.read(true).custom_flags(open_flags());
+    let file = dir.open_with(path.to_path(), &options)?;
+    let md = file.metadata()?;
+    if !md.is_file() {
+        return Err(ReadError::NotRegular);
+    }
+    if md.len() > cap {
+        return Err(ReadError::TooLarge { size: md.len() });
+    }
+    let mut buf = Vec::with_capacity(usize::try_from(md.len()).unwrap_or(0));
+    let read = file.take(cap + 1).read_to_end(&mut buf)?;
+    if read as u64 > cap {
+        return Err(ReadError::TooLarge { size: read as u64 });
+    }
+    Ok(buf)
+}
+
+/// The MIME type from the file name alone (for listings).
+pub(crate) fn mime_from_name(name: &OsStr) -> Option<String> {
+    let name = name.to_str()?;
+    let ext = name.rsplit_once('.')?.1;
+    let guess = mime_guess::from_ext(ext).first()?;
+    Some(normalize(guess.essence_str()))
+}
+
+/// Types `mime_guess` spells differently from what hosts expect.
+fn normalize(mime: &str) -> String {
+    match mime {
+        "text/x-markdown" => "text/markdown".into(),
+        other => other.to_owned(),
+    }
+}
+
+/// What a file's bytes are, by their magic numbers: a binary format (`Some(mime)`), or
+/// nothing recognised.
+pub(crate) fn sniff_binary(bytes: &[u8]) -> Option<&'static str> {
+    let kind = infer::get(bytes)?;
+    (kind.matcher_type() != infer::MatcherType::Text && !kind.mime_type().starts_with("text/"))
+        .then(|| kind.mime_type())
+}
+
+/// The MIME type of content: for text, the name's type unless that type claims binary
+/// content (then `text/plain`); for binary content, what its magic bytes say, else the
+/// name's type, else `application/octet-stream`.
+pub(crate) fn mime_for(name: &OsStr, bytes: &[u8], is_text: bool) -> String {
+    let by_name = mime_from_name(name);
+    if is_text {
+        return match by_name {
+            Some(m) if !looks_binary_type(&m) => m,
+            _ => "text/plain".into(),
+        };
+    }
+    if let Some(sniffed) = sniff_binary(bytes) {
+        return sniffed.to_owned();
+    }
+    match by_name {
+        Some(m) if !m.starts_with("text/") => m,
+        _ => "application/octet-stream".into(),
+    }
+}
+
+fn looks_binary_type(mime: &str) -> bool {
+    mime.starts_with("image/") && mime != "image/svg+xml"
+        || mime.starts_with("audio/")
+        || mime.starts_with("video/")
+        || mime == "application/octet-stream"
+        || mime == "application/pdf"
+        || mime == "application/zip"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types_come_from_the_name_when_the_content_agrees() {
+        assert_eq!(mime_for(OsStr::new("a.md"), b"# x", true), "text/markdown");
+        assert_eq!(
+            mime_for(OsStr::new("a.rs"), b"fn main() {}", true),
+            "text/x-rust"
+        );
+        assert_eq!(mime_for(OsStr::new("README"), b"hello", true), "text/plain");
+        assert_eq!(
+            mime_for(OsStr::new("a.json"), b"{}", true),
+            "application/json"
+        );
+        // A .png that is really text is text.
+        assert_eq!(
+            mime_for(OsStr::new("fake.png"), b"hello", true),
+            "text/plain"
+        );
+    }
+
+    #[test]
+    fn binary_content_is_sniffed() {
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+        assert_eq!(mime_for(OsStr::new("noext"), png, false), "image/png");
+        assert_eq!(
+            mime_for(OsStr::new("a.txt"), &[0xff, 0xfe, 0], false),
+            "application/octet-stream"
+        );
+        assert_eq!(
+            mime_for(OsStr::new("data.bin"), &[1, 2, 3], false),
+            "application/octet-stream"
+        );
+    }
+}

@@ -1,0 +1,9 @@
+//! Ready-made providers for `rsrc`, one cargo feature each: `fs` (directories, with `pdf`
+//! text extraction as a format alternative). Databases and git repositories follow.
+//!
+//! Every provider here keeps the same contract as any `rsrc::Provider`: it never serves
+//! anything outside what it was pointed at, bounds every input, and reports failures as
+//! `ResourceError`s, never panics.
+
+#[cfg(feature = "fs")]
+pub mod fs;
