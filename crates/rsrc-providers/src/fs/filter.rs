@@ -136,47 +136,53 @@ impl Filter {
         rules
     }
 
-    /// Whether the entry `name` (a directory if `is_dir`) inside `dir` is exposed, given
-    /// that `dir` itself is.
-    pub(crate) fn entry_visible(
-        &self,
-        root_index: usize,
-        root: &Dir,
-        dir: &RelPath,
-        name: &OsStr,
-        is_dir: bool,
-    ) -> bool {
+    /// The ignore rules that apply to the entries of `dir`, looked up once per directory.
+    pub(crate) fn rules_for(&self, root_index: usize, root: &Dir, dir: &RelPath) -> DirRules {
+        let mut rules = Vec::new();
+        if self.respect_ignore_files {
+            let mut ancestor = Some(dir.clone());
+            while let Some(a) = ancestor {
+                if let Some(r) = self.rules(root_index, root, &a) {
+                    rules.push((a.to_path(), r));
+                }
+                ancestor = a.parent();
+            }
+        }
+        DirRules {
+            dir: dir.clone(),
+            rules,
+        }
+    }
+
+    /// Whether the entry `name` (a directory if `is_dir`) of the directory `rules` was
+    /// made for is exposed, given that the directory itself is.
+    pub(crate) fn entry_visible(&self, rules: &DirRules, name: &OsStr, is_dir: bool) -> bool {
         let bytes = name.as_encoded_bytes();
         if bytes == b".git" || (!self.include_hidden && bytes.first() == Some(&b'.')) {
             return false;
         }
-        let path = dir.join(name);
-        let rel = path.to_path();
+        if self.exclude.is_none() && self.include.is_none() && rules.rules.is_empty() {
+            return true;
+        }
+        let rel = rules.dir.join(name).to_path();
         if self.exclude.as_ref().is_some_and(|g| g.is_match(&rel)) {
             return false;
         }
         if !is_dir && self.include.as_ref().is_some_and(|g| !g.is_match(&rel)) {
             return false;
         }
-        if self.respect_ignore_files {
-            // The deepest ignore file that has an opinion decides.
-            let mut ancestor = Some(dir.clone());
-            while let Some(a) = ancestor {
-                if let Some(rules) = self.rules(root_index, root, &a) {
-                    // Patterns are relative to the directory holding the ignore file.
-                    let base = a.to_path();
-                    let below: &Path = if a.is_root() {
-                        &rel
-                    } else {
-                        rel.strip_prefix(&base).unwrap_or(&rel)
-                    };
-                    match rules.matched(below, is_dir) {
-                        Match::Ignore(_) => return false,
-                        Match::Whitelist(_) => return true,
-                        Match::None => {}
-                    }
-                }
-                ancestor = a.parent();
+        // The deepest ignore file that has an opinion decides; patterns are relative to
+        // the directory holding the file.
+        for (base, gitignore) in &rules.rules {
+            let below: &Path = if base == Path::new(".") {
+                &rel
+            } else {
+                rel.strip_prefix(base).unwrap_or(&rel)
+            };
+            match gitignore.matched(below, is_dir) {
+                Match::Ignore(_) => return false,
+                Match::Whitelist(_) => return true,
+                Match::None => {}
             }
         }
         true
@@ -194,11 +200,19 @@ impl Filter {
         let mut dir = RelPath::root();
         for (i, c) in comps.iter().enumerate() {
             let last = i + 1 == comps.len();
-            if !self.entry_visible(root_index, root, &dir, c, !last || is_dir) {
+            let rules = self.rules_for(root_index, root, &dir);
+            if !self.entry_visible(&rules, c, !last || is_dir) {
                 return false;
             }
             dir = dir.join(c);
         }
         true
     }
+}
+
+/// The ignore rules in force inside one directory, deepest first.
+#[derive(Debug)]
+pub(crate) struct DirRules {
+    dir: RelPath,
+    rules: Vec<(std::path::PathBuf, Arc<Gitignore>)>,
 }

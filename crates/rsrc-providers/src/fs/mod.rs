@@ -351,15 +351,10 @@ impl FsProvider {
                 walk::files_after(&self.scope(root), pos.as_ref(), want).map_err(|e| {
                     ResourceError::internal(format!("listing {}: {e}", self.roots[root].name))
                 })?;
-            for p in &paths {
-                // A file deleted since the scan is simply skipped.
-                if let Ok(md) = self.roots[root].dir.metadata(p.to_path())
-                    && md.is_file()
-                {
-                    resources.push(self.resource(root, p, &md));
-                }
+            for (p, md) in &paths {
+                resources.push(self.resource(root, p, md));
             }
-            let last = paths.last().cloned();
+            let last = paths.last().map(|(p, _)| p.clone());
             if more || (resources.len() >= limit && root + 1 < self.roots.len()) {
                 let next = match last {
                     Some(last) if more => position(root, &last),
@@ -425,10 +420,7 @@ impl FsProvider {
         let more = entries.len() > limit;
         let mut resources = Vec::with_capacity(limit.min(entries.len()));
         for e in entries.iter().take(limit) {
-            let path = dir.join(&e.name);
-            if let Ok(md) = self.roots[root].dir.metadata(path.to_path()) {
-                resources.push(self.resource(root, &path, &md));
-            }
+            resources.push(self.resource(root, &dir.join(&e.name), &e.metadata));
         }
         let next = more.then(|| entries[limit - 1].name.as_bytes().to_vec());
         Ok(Page {
@@ -540,13 +532,11 @@ impl FsProvider {
         let mut out = Vec::new();
         let mut used = 0u64;
         for e in entries.into_iter().filter(|e| e.kind == Kind::File) {
-            let path = dir.join(&e.name);
-            let Ok(md) = self.roots[root].dir.metadata(path.to_path()) else {
-                continue;
-            };
-            if used + md.len() > self.config.collection_budget {
+            if used + e.metadata.len() > self.config.collection_budget {
                 continue;
             }
+            let path = dir.join(&e.name);
+            let md = e.metadata;
             let child_uri = self.uri(root, &path);
             if let Ok(contents) = self.document(&child_uri, root, &path, &md, false).await {
                 let size: u64 = contents.iter().map(|c| c.body.len() as u64).sum();

@@ -16,7 +16,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use std::ffi::{OsStr, OsString};
 use std::io;
 
-use cap_std::fs::Dir;
+use cap_std::fs::{Dir, DirEntry, Metadata};
 
 use super::filter::Filter;
 use super::path::RelPath;
@@ -28,19 +28,45 @@ pub(crate) enum Kind {
     Dir,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One exposed entry of a directory, with its metadata (of the link's target for a
+/// symlink).
+#[derive(Debug, Clone)]
 pub(crate) struct Entry {
     pub(crate) name: OsString,
     pub(crate) kind: Kind,
+    pub(crate) metadata: Metadata,
 }
 
-impl Ord for Entry {
+/// An entry selected by name, whose metadata is fetched only if it stays selected.
+struct Candidate {
+    name: OsString,
+    kind: Kind,
+    source: Source,
+}
+
+enum Source {
+    /// Not a link: the directory entry's own metadata, read relative to the open
+    /// directory (no path resolution).
+    Entry(DirEntry),
+    /// A link: the target's metadata, already read.
+    Followed(Metadata),
+}
+
+impl PartialEq for Candidate {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for Candidate {}
+
+impl Ord for Candidate {
     fn cmp(&self, other: &Self) -> Ordering {
         self.name.cmp(&other.name)
     }
 }
 
-impl PartialOrd for Entry {
+impl PartialOrd for Candidate {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
@@ -54,33 +80,31 @@ pub(crate) struct Scope<'a> {
     pub(crate) filter: &'a Filter,
 }
 
-/// The kind of `name` in `dir`, following a symlink only to a file or directory inside the
-/// root; `None` for anything else (sockets, devices, broken or escaping links).
-pub(crate) fn kind_of(
-    scope: &Scope<'_>,
-    dir: &RelPath,
-    name: &OsStr,
-    file_type: cap_std::fs::FileType,
-) -> Option<Kind> {
-    if file_type.is_file() {
-        return Some(Kind::File);
-    }
-    if file_type.is_dir() {
-        return Some(Kind::Dir);
-    }
-    if file_type.is_symlink() {
-        // Directories reached through a link are listed as files would be (not descended),
-        // which keeps link cycles from making a walk infinite.
-        let md = scope.dir.metadata(dir.join(name).to_path()).ok()?;
-        if md.is_file() {
-            return Some(Kind::File);
+/// The kind of `name` in `dir`: files and directories as they are; a symlink is followed
+/// (inside the root only) and counts if it leads to a regular file. Directories reached
+/// through a link are not walked into, which keeps link cycles from making a walk
+/// infinite. Anything else (sockets, devices, FIFOs, broken or escaping links) is `None`.
+fn classify(scope: &Scope<'_>, dir: &RelPath, item: DirEntry) -> Option<Candidate> {
+    let name = item.file_name();
+    let file_type = item.file_type().ok()?;
+    let (kind, source) = if file_type.is_file() {
+        (Kind::File, Source::Entry(item))
+    } else if file_type.is_dir() {
+        (Kind::Dir, Source::Entry(item))
+    } else if file_type.is_symlink() {
+        let md = scope.dir.metadata(dir.join(&name).to_path()).ok()?;
+        if !md.is_file() {
+            return None;
         }
-    }
-    None
+        (Kind::File, Source::Followed(md))
+    } else {
+        return None;
+    };
+    Some(Candidate { name, kind, source })
 }
 
 /// The `n` smallest exposed entries (files and directories) of `dir` whose names are
-/// greater than `after`, in order.
+/// greater than `after`, in order, with their metadata.
 pub(crate) fn next_entries(
     scope: &Scope<'_>,
     dir: &RelPath,
@@ -92,7 +116,8 @@ pub(crate) fn next_entries(
     } else {
         scope.dir.read_dir(dir.to_path())?
     };
-    let mut heap: BinaryHeap<Entry> = BinaryHeap::with_capacity(n.min(4096) + 1);
+    let rules = scope.filter.rules_for(scope.index, scope.dir, dir);
+    let mut heap: BinaryHeap<Candidate> = BinaryHeap::with_capacity(n.min(4096) + 1);
     for item in read {
         let Ok(item) = item else { continue };
         let name = item.file_name();
@@ -102,24 +127,35 @@ pub(crate) fn next_entries(
         if heap.len() == n && heap.peek().is_some_and(|max| name >= max.name) {
             continue;
         }
-        let Ok(file_type) = item.file_type() else {
-            continue;
-        };
-        let Some(kind) = kind_of(scope, dir, &name, file_type) else {
+        let Some(candidate) = classify(scope, dir, item) else {
             continue;
         };
         if !scope
             .filter
-            .entry_visible(scope.index, scope.dir, dir, &name, kind == Kind::Dir)
+            .entry_visible(&rules, &candidate.name, candidate.kind == Kind::Dir)
         {
             continue;
         }
-        heap.push(Entry { name, kind });
+        heap.push(candidate);
         if heap.len() > n {
             heap.pop();
         }
     }
-    Ok(heap.into_sorted_vec())
+    Ok(heap
+        .into_sorted_vec()
+        .into_iter()
+        .filter_map(|c| {
+            let metadata = match c.source {
+                Source::Entry(e) => e.metadata().ok()?,
+                Source::Followed(md) => md,
+            };
+            Some(Entry {
+                name: c.name,
+                kind: c.kind,
+                metadata,
+            })
+        })
+        .collect())
 }
 
 /// A directory being walked: entries fetched but not yet visited, and where to fetch
@@ -130,12 +166,13 @@ struct Frame {
     fetch_after: Option<Option<OsString>>,
 }
 
-/// Up to `limit` files after `after` in walk order, and whether more may follow.
+/// Up to `limit` files after `after` in walk order, with their metadata, and whether more
+/// may follow.
 pub(crate) fn files_after(
     scope: &Scope<'_>,
     after: Option<&RelPath>,
     limit: usize,
-) -> io::Result<(Vec<RelPath>, bool)> {
+) -> io::Result<(Vec<(RelPath, Metadata)>, bool)> {
     // Resume: one frame per ancestor of the position, the deepest on top, each continuing
     // after the position's component at its level.
     let mut frames: Vec<Frame> = match after {
@@ -192,7 +229,7 @@ pub(crate) fn files_after(
                 if out.len() == limit {
                     return Ok((out, true));
                 }
-                out.push(path);
+                out.push((path, entry.metadata));
             }
         }
     }
