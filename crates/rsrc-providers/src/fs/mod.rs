@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cap_std::ambient_authority;
-use cap_std::fs::{Dir, Metadata};
+use cap_std::fs::Dir;
 use rsrc::protocol::{
     Body, CacheHint, Completion, DIRECTORY_MIME_TYPE, Resource, ResourceCapabilities,
     ResourceContents, ResourceTemplate,
@@ -46,7 +46,7 @@ pub use filter::FilterConfig;
 use filter::Filter;
 use path::{RelPath, display_name, push_segment};
 use read::{ReadError, mime_for, mime_from_name, read_capped};
-use walk::{Kind, Scope};
+use walk::{Info, Kind, Scope};
 
 /// The URI prefix of the filesystem provider.
 pub const PREFIX: &str = "file:///";
@@ -168,9 +168,8 @@ pub fn default_root_name(path: &Path) -> String {
         .map_or_else(|| "root".to_owned(), |n| n.to_string_lossy().into_owned())
 }
 
-fn last_modified(md: &Metadata) -> Option<String> {
-    let t = md.modified().ok()?.into_std();
-    Some(humantime::format_rfc3339_seconds(t).to_string())
+fn last_modified(info: &Info) -> Option<String> {
+    Some(humantime::format_rfc3339_seconds(info.modified?).to_string())
 }
 
 /// `ELOOP` and `ENAMETOOLONG` on Linux.
@@ -287,7 +286,7 @@ impl FsProvider {
     }
 
     /// The metadata of an exposed path, or not-found.
-    fn stat(&self, uri: &str, root: usize, rel: &RelPath) -> Result<Metadata, ResourceError> {
+    fn stat(&self, uri: &str, root: usize, rel: &RelPath) -> Result<Info, ResourceError> {
         let dir = &self.roots[root].dir;
         let md = if rel.is_root() {
             dir.dir_metadata()
@@ -301,22 +300,22 @@ impl FsProvider {
         if !self.filter.path_visible(root, dir, rel, md.is_dir()) {
             return Err(ResourceError::not_found(uri));
         }
-        Ok(md)
+        Ok(Info::from(&md))
     }
 
-    fn resource(&self, root: usize, rel: &RelPath, md: &Metadata) -> Resource {
+    fn resource(&self, root: usize, rel: &RelPath, md: &Info) -> Resource {
         let name = match rel.name() {
             Some(n) => display_name(n),
             None => self.roots[root].name.clone(),
         };
         let mut r = Resource::new(self.uri(root, rel), name);
-        if md.is_dir() {
+        if md.is_dir {
             r = r.with_mime_type(DIRECTORY_MIME_TYPE).collection();
         } else {
             if let Some(m) = rel.name().and_then(mime_from_name) {
                 r = r.with_mime_type(m);
             }
-            r = r.with_size(md.len()).document();
+            r = r.with_size(md.len).document();
         }
         if let Some(t) = last_modified(md) {
             r = r.with_last_modified(t);
@@ -393,7 +392,7 @@ impl FsProvider {
                 let resources = (start..end)
                     .filter_map(|i| {
                         let md = self.roots[i].dir.dir_metadata().ok()?;
-                        Some(self.resource(i, &RelPath::root(), &md))
+                        Some(self.resource(i, &RelPath::root(), &Info::from(&md)))
                     })
                     .collect();
                 let next = (end < self.roots.len()).then(|| {
@@ -411,7 +410,7 @@ impl FsProvider {
             Target::Path(root, rel) => (root, rel),
         };
         let md = self.stat(uri, root, &dir)?;
-        if !md.is_dir() {
+        if !md.is_dir {
             return Err(ResourceError::not_a_collection(uri));
         }
         let after_name = after.map(OsStr::from_bytes);
@@ -420,7 +419,7 @@ impl FsProvider {
         let more = entries.len() > limit;
         let mut resources = Vec::with_capacity(limit.min(entries.len()));
         for e in entries.iter().take(limit) {
-            resources.push(self.resource(root, &dir.join(&e.name), &e.metadata));
+            resources.push(self.resource(root, &dir.join(&e.name), &e.info));
         }
         let next = more.then(|| entries[limit - 1].name.as_bytes().to_vec());
         Ok(Page {
@@ -466,11 +465,11 @@ impl FsProvider {
         uri: &str,
         root: usize,
         rel: &RelPath,
-        md: &Metadata,
+        md: &Info,
         convert: bool,
     ) -> Result<Vec<ResourceContents>, ResourceError> {
         let bytes = self
-            .read_file(root, rel, md.len())
+            .read_file(root, rel, md.len)
             .await
             .map_err(|e| self.read_error(uri, e))?;
         let name = rel.name().unwrap_or_default();
@@ -532,11 +531,11 @@ impl FsProvider {
         let mut out = Vec::new();
         let mut used = 0u64;
         for e in entries.into_iter().filter(|e| e.kind == Kind::File) {
-            if used + e.metadata.len() > self.config.collection_budget {
+            if used + e.info.len > self.config.collection_budget {
                 continue;
             }
             let path = dir.join(&e.name);
-            let md = e.metadata;
+            let md = e.info;
             let child_uri = self.uri(root, &path);
             if let Ok(contents) = self.document(&child_uri, root, &path, &md, false).await {
                 let size: u64 = contents.iter().map(|c| c.body.len() as u64).sum();
@@ -571,7 +570,7 @@ impl FsProvider {
         let Ok(md) = self.stat("", root, &dir) else {
             return Completion::empty();
         };
-        if !md.is_dir() {
+        if !md.is_dir {
             return Completion::empty();
         }
         // Bounded: at most 10,000 entries are considered.
@@ -657,7 +656,7 @@ impl Provider for FsProvider {
             Target::Roots => Vec::new(),
             Target::Path(root, rel) => {
                 let md = self.stat(uri, root, &rel)?;
-                if md.is_dir() {
+                if md.is_dir {
                     self.collection(uri, root, &rel).await?
                 } else {
                     self.document(uri, root, &rel, &md, true).await?

@@ -15,8 +15,10 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::ffi::{OsStr, OsString};
 use std::io;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cap_std::fs::{Dir, DirEntry, Metadata};
+use rustix::fs::{AtFlags, StatxFlags};
 
 use super::filter::Filter;
 use super::path::RelPath;
@@ -28,13 +30,45 @@ pub(crate) enum Kind {
     Dir,
 }
 
+/// What a listing needs to know about a file or directory.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Info {
+    pub(crate) is_dir: bool,
+    pub(crate) len: u64,
+    pub(crate) modified: Option<SystemTime>,
+}
+
+impl From<&Metadata> for Info {
+    fn from(md: &Metadata) -> Self {
+        Info {
+            is_dir: md.is_dir(),
+            len: md.len(),
+            modified: md.modified().ok().map(cap_std::time::SystemTime::into_std),
+        }
+    }
+}
+
+impl Info {
+    fn from_statx(st: &rustix::fs::Statx) -> Self {
+        let t = st.stx_mtime;
+        let modified = u64::try_from(t.tv_sec)
+            .ok()
+            .map(|secs| UNIX_EPOCH + Duration::new(secs, t.tv_nsec));
+        Info {
+            is_dir: rustix::fs::FileType::from_raw_mode(st.stx_mode.into()) == rustix::fs::FileType::Directory,
+            len: st.stx_size,
+            modified,
+        }
+    }
+}
+
 /// One exposed entry of a directory, with its metadata (of the link's target for a
 /// symlink).
 #[derive(Debug, Clone)]
 pub(crate) struct Entry {
     pub(crate) name: OsString,
     pub(crate) kind: Kind,
-    pub(crate) metadata: Metadata,
+    pub(crate) info: Info,
 }
 
 /// An entry selected by name, whose metadata is fetched only if it stays selected.
@@ -45,11 +79,11 @@ struct Candidate {
 }
 
 enum Source {
-    /// Not a link: the directory entry's own metadata, read relative to the open
-    /// directory (no path resolution).
-    Entry(DirEntry),
-    /// A link: the target's metadata, already read.
-    Followed(Metadata),
+    /// Not a link: its own metadata is read later, relative to the open directory, by
+    /// name, without following links (one component, so nothing can escape).
+    Entry,
+    /// A link: the target's metadata, already read through the root's handle.
+    Followed(Info),
 }
 
 impl PartialEq for Candidate {
@@ -84,19 +118,19 @@ pub(crate) struct Scope<'a> {
 /// (inside the root only) and counts if it leads to a regular file. Directories reached
 /// through a link are not walked into, which keeps link cycles from making a walk
 /// infinite. Anything else (sockets, devices, FIFOs, broken or escaping links) is `None`.
-fn classify(scope: &Scope<'_>, dir: &RelPath, item: DirEntry) -> Option<Candidate> {
+fn classify(scope: &Scope<'_>, dir: &RelPath, item: &DirEntry) -> Option<Candidate> {
     let name = item.file_name();
     let file_type = item.file_type().ok()?;
     let (kind, source) = if file_type.is_file() {
-        (Kind::File, Source::Entry(item))
+        (Kind::File, Source::Entry)
     } else if file_type.is_dir() {
-        (Kind::Dir, Source::Entry(item))
+        (Kind::Dir, Source::Entry)
     } else if file_type.is_symlink() {
         let md = scope.dir.metadata(dir.join(&name).to_path()).ok()?;
         if !md.is_file() {
             return None;
         }
-        (Kind::File, Source::Followed(md))
+        (Kind::File, Source::Followed(Info::from(&md)))
     } else {
         return None;
     };
@@ -111,11 +145,14 @@ pub(crate) fn next_entries(
     after: Option<&OsStr>,
     n: usize,
 ) -> io::Result<Vec<Entry>> {
-    let read = if dir.is_root() {
-        scope.dir.entries()?
+    let opened;
+    let handle = if dir.is_root() {
+        scope.dir
     } else {
-        scope.dir.read_dir(dir.to_path())?
+        opened = scope.dir.open_dir(dir.to_path())?;
+        &opened
     };
+    let read = handle.entries()?;
     let rules = scope.filter.rules_for(scope.index, scope.dir, dir);
     let mut heap: BinaryHeap<Candidate> = BinaryHeap::with_capacity(n.min(4096) + 1);
     for item in read {
@@ -127,7 +164,7 @@ pub(crate) fn next_entries(
         if heap.len() == n && heap.peek().is_some_and(|max| name >= max.name) {
             continue;
         }
-        let Some(candidate) = classify(scope, dir, item) else {
+        let Some(candidate) = classify(scope, dir, &item) else {
             continue;
         };
         if !scope
@@ -145,14 +182,19 @@ pub(crate) fn next_entries(
         .into_sorted_vec()
         .into_iter()
         .filter_map(|c| {
-            let metadata = match c.source {
-                Source::Entry(e) => e.metadata().ok()?,
-                Source::Followed(md) => md,
+            let info = match c.source {
+                Source::Entry => {
+                    let mask = StatxFlags::TYPE | StatxFlags::SIZE | StatxFlags::MTIME;
+                    let st = rustix::fs::statx(handle, c.name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW, mask).ok()?;
+                    Info::from_statx(&st)
+                }
+                Source::Followed(info) => info,
             };
-            Some(Entry {
+            // Something else may have replaced the entry since the scan.
+            (info.is_dir == (c.kind == Kind::Dir)).then_some(Entry {
                 name: c.name,
                 kind: c.kind,
-                metadata,
+                info,
             })
         })
         .collect())
@@ -172,7 +214,7 @@ pub(crate) fn files_after(
     scope: &Scope<'_>,
     after: Option<&RelPath>,
     limit: usize,
-) -> io::Result<(Vec<(RelPath, Metadata)>, bool)> {
+) -> io::Result<(Vec<(RelPath, Info)>, bool)> {
     // Resume: one frame per ancestor of the position, the deepest on top, each continuing
     // after the position's component at its level.
     let mut frames: Vec<Frame> = match after {
@@ -229,7 +271,7 @@ pub(crate) fn files_after(
                 if out.len() == limit {
                     return Ok((out, true));
                 }
-                out.push((path, entry.metadata));
+                out.push((path, entry.info));
             }
         }
     }
