@@ -29,7 +29,8 @@
 //! tolerances listed below). Matching simulates the automaton over the URI with all
 //! alternatives in step (a Pike VM): no backtracking, so the time is linear in the URI
 //! length for a given template (`O(uri.len() × template size)`, and the template size is
-//! bounded by [`limits`]). Memory is bounded by the template size plus the captured text.
+//! bounded by [`limits`]). Memory is bounded by the template size plus a small multiple of
+//! the URI length.
 //!
 //! The automaton never looks through percent-encoding: `%2F` is three ordinary value
 //! characters, never a `/`. Once the structure is decided, each captured value is split on
@@ -51,7 +52,8 @@
 //!   `/` included; `{/seg*}` captures a [`Value::List`] of segments. A reserved value whose
 //!   decoded text contains a `%XX` (the URI had `%25XX`) does not match, because reserved
 //!   expansion would copy that `%XX` instead of encoding it again; for the same reason an
-//!   item of `{+x*}` or `{#x*}` cannot contain a decoded `,`, nor its key a decoded `=`.
+//!   item of `{+x*}` or `{#x*}` cannot contain a decoded `,`, nor its key a decoded `=`,
+//!   and neither can `x` in `{+x,y}`.
 //! - **Accepted characters.** A non-reserved value may contain unreserved characters,
 //!   pct-encoded UTF-8, `! * ' ( )` (which some clients leave unencoded) and any non-ASCII
 //!   character (IRIs); query keys and values in a query section likewise. A pct-encoded
@@ -102,13 +104,13 @@
 //!   template starts the query with `{?...}` and the URI has no `?`, at the first `&` where
 //!   the path can end (expansion writes no `?` when every `{?...}` variable is undefined).
 //!   Hence variables before a query section never capture `?`, and a `{+x}` there may not
-//!   contain `?` or `#` even encoded. Parameter names are compared as written, not
-//!   decoded. A non-exploded variable takes the first parameter with its name. An exploded
-//!   `{?list*}` collects every parameter with its name, as a list; when there is none, the
-//!   first exploded variable of the section collects every parameter not claimed by
-//!   another variable or literal parameter, as an associative array (so `{?q*}` captures
-//!   the extra parameters). Other query forms (`?q={q}`, `{?a}` followed by a path) are
-//!   matched in place, in order, like the rest of the template.
+//!   contain `?` or `#` even encoded. Parameter names are compared decoded (`%71=x` sets
+//!   `q`). A non-exploded variable takes the first parameter with its name. An exploded
+//!   `{?list*}` collects every parameter with its name, as a list. The first exploded
+//!   variable that finds no parameter with its name collects, as an associative array,
+//!   every parameter not claimed by another variable or literal parameter (so `{?q*}`
+//!   captures the extra parameters). Other query forms (`?q={q}`, or `{?a}` followed by
+//!   a path) are matched in place, in order, like the rest of the template.
 //! - **Fragments.** A template with a query section and no fragment section does not match
 //!   a URI with a `#` fragment.
 //!
@@ -117,7 +119,8 @@
 //! - Round trip: for the unambiguous subset (the property test in `tests/roundtrip.rs`
 //!   describes it), `matches(&expand(v)) == Some(v)`.
 //! - If a URI matches, expanding the captures with the same template gives a URI that
-//!   matches too ([`fuzz_check`] asserts this, from the fuzz target and the tests).
+//!   matches too (the hidden `fuzz_check` asserts this, from the fuzz target and the
+//!   tests).
 //! - Parsing, expanding and matching never panic, and all work is bounded by [`limits`]
 //!   and linear in the input length.
 

@@ -36,7 +36,7 @@ impl Specificity {
             match part {
                 Part::Literal(l) => {
                     // Each triplet is three characters of which only the first is counted.
-                    literal_chars += l.chars().count() - 2 * l.matches('%').count();
+                    literal_chars += l.chars().count().saturating_sub(2 * l.matches('%').count());
                 }
                 Part::Expr(e) => {
                     variables += e.vars.len();

@@ -88,6 +88,16 @@ fn query_lists_and_exploded_forms() {
 }
 
 #[test]
+fn query_parameter_names_compare_decoded() {
+    let c = m("x:{?q}", "x:?%71=rust").unwrap();
+    assert_eq!(c.get_str("q"), Some("rust"));
+    let c = m("x:{?Stra%C3%9Fe}", "x:?Stra%C3%9Fe=1").unwrap();
+    assert_eq!(c.get_str("Stra%C3%9Fe"), Some("1"));
+    // The parameter belongs to `a`, whose prefix allows two characters only.
+    assert!(m("x:{?a:2,m*}", "x:?%61=xyz").is_none());
+}
+
+#[test]
 fn repeated_query_parameter_takes_the_first() {
     let c = m("x:{?a}", "x:?a=1&a=2").unwrap();
     assert_eq!(c.get_str("a"), Some("1"));
@@ -166,6 +176,14 @@ fn comma_separates_list_items_but_encoded_comma_does_not() {
     assert_eq!(c.get_str("v"), Some("a,b"));
     let c = m("x:{+v}", "x:a,b").unwrap();
     assert_eq!(c.get_str("v"), Some("a,b"));
+    let c = m("x:{+v}", "x:a%2Cb").unwrap();
+    assert_eq!(c.get_str("v"), Some("a,b"));
+    // `{+v,w}` would expand v = "a,b" to `a,b,c`, which splits elsewhere.
+    assert!(m("x:{+v,w}", "x:a%2Cb,c").is_none());
+    assert_eq!(
+        m("x:{+v,w}", "x:a,b%2Cc").unwrap().get_str("w"),
+        Some("b,c")
+    );
 }
 
 #[test]

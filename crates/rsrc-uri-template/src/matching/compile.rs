@@ -50,6 +50,19 @@ struct Builder {
     labels: Vec<u32>,
     classes: Vec<CharClass>,
     vars: Vec<usize>,
+    pct: Option<PctClasses>,
+}
+
+/// Class indices for pct-encoded UTF-8: any hex digit, `0`-`7`, the first digit of a
+/// 2-, 3- and 4-byte lead byte, and the first digit of a continuation byte.
+#[derive(Clone, Copy)]
+struct PctClasses {
+    hex: u16,
+    low: u16,
+    lead2: u16,
+    lead3: u16,
+    lead4: u16,
+    cont: u16,
 }
 
 /// Characters a value of a non-reserved expression may contain (besides `%XX`): what
@@ -71,10 +84,6 @@ pub(crate) fn unreserved_value_class(op: Op) -> CharClass {
 /// non-ASCII character.
 pub(crate) fn reserved_value_class() -> CharClass {
     CharClass::from_fn(|b| is_unreserved(b) || (is_reserved(b) && b != b','), true)
-}
-
-fn hex_class() -> CharClass {
-    CharClass::from_fn(|b| b.is_ascii_hexdigit(), false)
 }
 
 impl Builder {
@@ -140,15 +149,11 @@ impl Builder {
     /// boundary between values never splits an encoded character; sequences that are not
     /// UTF-8 do not match at all.
     fn unit(&mut self, cls: u16) {
-        let hex = self.class(hex_class());
-        let nibble = |b: &mut Self, set: &'static [u8]| {
-            let k = b.class(CharClass::from_fn(|c| set.contains(&c), false));
-            b.emit(PInst::Class(k));
-        };
+        let k = self.pct_classes();
         let cont = |b: &mut Self| {
             b.emit(PInst::Char('%'));
-            nibble(b, b"89ABab");
-            b.emit(PInst::Class(hex));
+            b.emit(PInst::Class(k.cont));
+            b.emit(PInst::Class(k.hex));
         };
         self.alt(
             |b| b.emit(PInst::Class(cls)),
@@ -156,27 +161,27 @@ impl Builder {
                 b.emit(PInst::Char('%'));
                 b.alt(
                     |b| {
-                        nibble(b, b"01234567");
-                        b.emit(PInst::Class(hex));
+                        b.emit(PInst::Class(k.low));
+                        b.emit(PInst::Class(k.hex));
                     },
                     |b| {
                         b.alt(
                             |b| {
-                                nibble(b, b"CDcd");
-                                b.emit(PInst::Class(hex));
+                                b.emit(PInst::Class(k.lead2));
+                                b.emit(PInst::Class(k.hex));
                                 cont(b);
                             },
                             |b| {
                                 b.alt(
                                     |b| {
-                                        nibble(b, b"Ee");
-                                        b.emit(PInst::Class(hex));
+                                        b.emit(PInst::Class(k.lead3));
+                                        b.emit(PInst::Class(k.hex));
                                         cont(b);
                                         cont(b);
                                     },
                                     |b| {
-                                        nibble(b, b"Ff");
-                                        nibble(b, b"01234567");
+                                        b.emit(PInst::Class(k.lead4));
+                                        b.emit(PInst::Class(k.low));
                                         cont(b);
                                         cont(b);
                                         cont(b);
@@ -188,6 +193,27 @@ impl Builder {
                 );
             },
         );
+    }
+
+    /// The classes of hex digits used by [`Self::unit`], interned once per program.
+    fn pct_classes(&mut self) -> PctClasses {
+        if let Some(k) = self.pct {
+            return k;
+        }
+        let mut set = |bytes: &[u8]| {
+            let c = CharClass::from_fn(|b| bytes.contains(&b), false);
+            self.class(c)
+        };
+        let k = PctClasses {
+            hex: set(b"0123456789ABCDEFabcdef"),
+            low: set(b"01234567"),
+            lead2: set(b"CDcd"),
+            lead3: set(b"Ee"),
+            lead4: set(b"Ff"),
+            cont: set(b"89ABab"),
+        };
+        self.pct = Some(k);
+        k
     }
 
     fn units(&mut self, cls: u16) {
@@ -397,6 +423,7 @@ impl Builder {
                 PInst::Fail => Inst::Fail,
             })
             .collect();
+        let insts = thread_jumps(insts);
         let nslots = 2 * self.vars.len();
         Compiled {
             prog: Program {
@@ -409,6 +436,28 @@ impl Builder {
     }
 }
 
+/// Points every jump at the end of the chain of `Jmp`s it leads to, so the automaton
+/// visits fewer instructions per input character.
+fn thread_jumps(mut insts: Vec<Inst>) -> Vec<Inst> {
+    let end_of_chain = |insts: &[Inst], mut t: u32| {
+        for _ in 0..insts.len() {
+            match insts.get(t as usize) {
+                Some(Inst::Jmp(u)) => t = *u,
+                _ => break,
+            }
+        }
+        t
+    };
+    for i in 0..insts.len() {
+        insts[i] = match insts[i] {
+            Inst::Jmp(t) => Inst::Jmp(end_of_chain(&insts, t)),
+            Inst::Split(a, b) => Inst::Split(end_of_chain(&insts, a), end_of_chain(&insts, b)),
+            other => other,
+        };
+    }
+    insts
+}
+
 /// Compiles pieces that must match a whole input, in order.
 pub(crate) fn compile(pieces: &[Piece<'_>]) -> Compiled {
     let mut b = Builder {
@@ -416,6 +465,7 @@ pub(crate) fn compile(pieces: &[Piece<'_>]) -> Compiled {
         labels: Vec::new(),
         classes: Vec::new(),
         vars: Vec::new(),
+        pct: None,
     };
     for piece in pieces {
         match piece {

@@ -21,7 +21,7 @@ use compile::{Compiled, Piece, compile};
 use pike::UNSET;
 use values::SpecInfo;
 
-use crate::chars::truncate_chars;
+use crate::chars::{pct_decode, truncate_chars};
 use crate::expand::expand_literal;
 use crate::parse::{Op, Part};
 use crate::value::{Captures, Value};
@@ -47,6 +47,8 @@ pub(crate) struct Matcher {
     path: Compiled,
     query: Option<QuerySection>,
     fragment: Option<Compiled>,
+    /// Literal text every matching URI starts with: a cheap first check for routers.
+    prefix: Box<str>,
 }
 
 /// Where the sections of a template start.
@@ -139,6 +141,21 @@ fn layout(parts: &[Part]) -> Option<Layout<'_>> {
     })
 }
 
+/// The start of the template's first literal up to its first `%` or non-ASCII character
+/// (which may match in more than one way) or `?` or `#` (where a query or fragment section
+/// may start): text that must start every matching URI.
+fn literal_prefix(parts: &[Part]) -> Box<str> {
+    match parts.first() {
+        Some(Part::Literal(l)) => {
+            let end = l
+                .find(|c: char| matches!(c, '%' | '?' | '#') || !c.is_ascii())
+                .unwrap_or(l.len());
+            l[..end].into()
+        }
+        _ => "".into(),
+    }
+}
+
 impl Matcher {
     pub(crate) fn new(parts: &[Part]) -> Matcher {
         let mut first_var = Vec::with_capacity(parts.len());
@@ -146,12 +163,14 @@ impl Matcher {
         for part in parts {
             first_var.push(specs.len());
             if let Part::Expr(e) = part {
-                specs.extend(e.vars.iter().map(|v| SpecInfo {
+                let count = e.vars.len();
+                specs.extend(e.vars.iter().enumerate().map(|(i, v)| SpecInfo {
                     name: v.name.clone(),
                     op: e.op,
                     explode: v.explode(),
                     prefix: v.prefix(),
                     path_guard: false,
+                    comma_guard: e.op.allow_reserved() && i + 1 < count,
                 }));
             }
         }
@@ -174,6 +193,7 @@ impl Matcher {
                 path: compile(&pieces),
                 query: None,
                 fragment: None,
+                prefix: literal_prefix(parts),
             };
         };
         let mut path: Vec<Piece<'_>> = (0..lay.qstart).map(piece).collect();
@@ -197,6 +217,7 @@ impl Matcher {
             })
             .collect();
         Matcher {
+            prefix: literal_prefix(parts),
             specs,
             groups,
             path: compile(&path),
@@ -211,6 +232,9 @@ impl Matcher {
 
     /// Matches a whole URI.
     pub(crate) fn matches(&self, uri: &str) -> Option<Captures> {
+        if !uri.starts_with(&*self.prefix) {
+            return None;
+        }
         let mut values: Vec<Option<Value>> = vec![None; self.specs.len()];
         let Some(q) = &self.query else {
             let (slots, _) = self.path.prog.exec(uri, None)?;
@@ -267,18 +291,19 @@ impl Matcher {
         query: &str,
         values: &mut [Option<Value>],
     ) -> Option<()> {
-        let params: Vec<(&str, &str, &str)> = query
+        // (whole parameter, raw key, raw value, decoded key)
+        let params: Vec<(&str, &str, &str, Option<String>)> = query
             .split('&')
             .filter(|p| !p.is_empty())
             .map(|p| {
                 let (k, v) = p.split_once('=').unwrap_or((p, ""));
-                (p, k, v)
+                (p, k, v, pct_decode(k))
             })
             .collect();
         let mut claimed = vec![false; params.len()];
         for (raw, expanded) in &q.required {
             let mut found = false;
-            for (i, (whole, _, _)) in params.iter().enumerate() {
+            for (i, (whole, ..)) in params.iter().enumerate() {
                 if whole == raw || whole == expanded {
                     claimed[i] = true;
                     found = true;
@@ -288,10 +313,14 @@ impl Matcher {
                 return None;
             }
         }
+        // Parameter names are compared decoded: `%71=x` is `q=x`.
         let claim = |name: &str, claimed: &mut [bool]| -> Vec<&str> {
             let mut found = Vec::new();
-            for (i, (_, k, v)) in params.iter().enumerate() {
-                if *k == name {
+            let Some(name) = pct_decode(name) else {
+                return found;
+            };
+            for (i, (_, _, v, key)) in params.iter().enumerate() {
+                if key.as_deref() == Some(&*name) {
                     claimed[i] = true;
                     found.push(*v);
                 }
@@ -323,7 +352,7 @@ impl Matcher {
                 .iter()
                 .zip(&claimed)
                 .filter(|(_, c)| !**c)
-                .map(|((_, k, v), _)| (*k, *v))
+                .map(|((_, k, v, _), _)| (*k, *v))
                 .collect();
             if !rest.is_empty() {
                 values[g] = Some(values::query_assoc(&self.specs[g], &rest)?);

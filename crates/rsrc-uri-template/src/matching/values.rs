@@ -20,6 +20,9 @@ pub(crate) struct SpecInfo {
     pub(crate) prefix: Option<u16>,
     /// A reserved variable before a query section: its value may not contain `?` or `#`.
     pub(crate) path_guard: bool,
+    /// A reserved variable followed by another in its expression (`x` in `{+x,y}`): its
+    /// value may not contain `,`, which would separate it from the next one.
+    pub(crate) comma_guard: bool,
 }
 
 fn has_triplet(s: &str) -> bool {
@@ -33,7 +36,7 @@ fn decode(spec: &SpecInfo, raw: &str) -> Option<String> {
     let s = pct_decode(raw)?;
     let forbidden = |c: char| {
         if spec.op.allow_reserved() {
-            spec.path_guard && (c == '?' || c == '#')
+            spec.path_guard && (c == '?' || c == '#') || spec.comma_guard && c == ','
         } else {
             c == '/' || (c == '.' && spec.op == Op::Label)
         }
