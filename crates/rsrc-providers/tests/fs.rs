@@ -492,3 +492,41 @@ async fn a_pdf_also_reads_as_extracted_text_with_its_own_size() {
     let broken = read(&mut peer, "file:///broken.pdf").await;
     assert_eq!(broken["result"]["contents"].as_array().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn the_file_template_is_listed_and_completes_path_segments() {
+    let dir = sample_tree();
+    write(dir.path(), ".secret/key", "x");
+    let mut peer = serve_dir(dir.path()).await;
+    let templates = peer.request("resources/templates/list", json!({})).await;
+    let t = &templates["result"]["resourceTemplates"][0];
+    assert_eq!(t["uriTemplate"], "file:///{+path}");
+    assert_eq!(t["capabilities"]["list"], true);
+    let complete = |value: &str| json!({"ref": {"type": "ref/resource", "uri": "file:///{+path}"}, "argument": {"name": "path", "value": value}});
+    let resp = peer.request("completion/complete", complete("s")).await;
+    assert_eq!(resp["result"]["completion"]["values"], json!(["src/"]));
+    let resp = peer.request("completion/complete", complete("src/")).await;
+    assert_eq!(
+        resp["result"]["completion"]["values"],
+        json!(["src/lib/", "src/main.rs"])
+    );
+    let resp = peer.request("completion/complete", complete("src/m")).await;
+    assert_eq!(
+        resp["result"]["completion"]["values"],
+        json!(["src/main.rs"])
+    );
+    assert_eq!(resp["result"]["completion"]["total"], 1);
+    let resp = peer.request("completion/complete", complete(".")).await;
+    assert_eq!(
+        resp["result"]["completion"]["values"],
+        json!([]),
+        "hidden entries are not offered"
+    );
+    let resp = peer.request("completion/complete", complete("../")).await;
+    assert_eq!(resp["result"]["completion"]["values"], json!([]));
+    // Reading through the template's URI is reading the file.
+    assert_eq!(
+        read(&mut peer, "file:///src/main.rs").await["result"]["contents"][0]["text"],
+        "fn main() {}\n"
+    );
+}

@@ -42,9 +42,10 @@
 //!
 //! Where RFC 6570 leaves matching open, this crate decides as follows.
 //!
-//! - **Encoded separators.** A variable of a non-reserved expression (`{x}`, `{.x}`,
-//!   `{/x}`, `{;x}`, `{?x}`, `{&x}`) never yields a value containing `/`: if the decoded
-//!   value would contain one (the URI had `%2F` there), the URI does not match. So
+//! - **Encoded separators.** A variable of a non-reserved path expression (`{x}`, `{.x}`,
+//!   `{/x}`, `{;x}`) never yields a value containing `/`: if the decoded value would
+//!   contain one (the URI had `%2F` there), the URI does not match. Query values (`{?x}`,
+//!   `{&x}`) may contain a decoded `/`, since clients pass URLs and paths as parameters. So
 //!   `file:///docs/{name}` does not match `file:///docs/..%2F..%2Fetc`. In the same way a
 //!   `{.x}` value never contains `.`. Values that need `/` must use `{+x}` or `{#x}`. A
 //!   value may still be `.` or `..`: code that maps values to files must refuse those.

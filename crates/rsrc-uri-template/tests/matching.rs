@@ -120,7 +120,14 @@ fn encoded_slash_in_simple_variable_does_not_match() {
     assert!(m("file:///docs/{name}", "file:///docs/a%2Fb").is_none());
     assert!(m("file:///docs/{name}", "file:///docs/a%2fb").is_none());
     assert!(m("x:{/seg}", "x:/a%2Fb").is_none());
-    assert!(m("x:{?q}", "x:?q=a%2Fb").is_none());
+    // A query value may carry a URL or a path.
+    assert_eq!(m("x:{?q}", "x:?q=a%2Fb").unwrap().get_str("q"), Some("a/b"));
+    assert_eq!(
+        m("x:{?q}", "x:?q=https%3A%2F%2Fexample.com%2Fx")
+            .unwrap()
+            .get_str("q"),
+        Some("https://example.com/x")
+    );
     // A reserved variable may contain `/`, so it may contain `%2F` too.
     assert_eq!(m("x:{+p}", "x:a%2Fb").unwrap().get_str("p"), Some("a/b"));
 }

@@ -25,6 +25,7 @@ mod error;
 mod provider;
 mod resource_set;
 pub mod server;
+mod template;
 pub mod transport;
 mod uri;
 
@@ -35,4 +36,6 @@ pub use provider::{
 };
 pub use resource_set::{DEFAULT_COLLECTION_BUDGET, Representation, ResourceSet};
 pub use rsrc_protocol as protocol;
+pub use rsrc_uri_template as uri_template;
 pub use server::{BuildError, Router, Server, ServerBuilder, ServerConfig};
+pub use template::{CompletionInput, TemplateError, TemplateResource, Vars};

@@ -118,6 +118,12 @@ pub trait Provider: Send + Sync + 'static {
         uri: &str,
     ) -> impl Future<Output = Result<ReadOutput, ResourceError>> + Send;
 
+    /// Whether [`Provider::complete`] offers values for some template variable; the server
+    /// declares the `completions` capability only if a provider does.
+    fn offers_completion(&self) -> bool {
+        false
+    }
+
     /// Completion values for a template variable. The default offers none.
     fn complete(
         &self,
@@ -132,6 +138,7 @@ pub trait Provider: Send + Sync + 'static {
 /// The object-safe face of [`Provider`], used by the router.
 pub(crate) trait DynProvider: Send + Sync {
     fn templates(&self) -> Vec<ResourceTemplate>;
+    fn offers_completion(&self) -> bool;
     fn list<'a>(
         &'a self,
         ctx: &'a RequestContext,
@@ -157,6 +164,10 @@ pub(crate) trait DynProvider: Send + Sync {
 impl<P: Provider> DynProvider for P {
     fn templates(&self) -> Vec<ResourceTemplate> {
         Provider::templates(self)
+    }
+
+    fn offers_completion(&self) -> bool {
+        Provider::offers_completion(self)
     }
 
     fn list<'a>(

@@ -1,6 +1,7 @@
 //! [`ResourceSet`]: a provider built from declarations — static text and binary
 //! resources, closure-backed resources, and collections — the Rust counterpart of the
-//! `#[McpResource(uri:, name:, mimeType:)]` declarations of other frameworks.
+//! `#[McpResource(uri:, name:, mimeType:)]` declarations of other frameworks — and
+//! templated resources ([`TemplateResource`]) with typed variables and completion.
 //!
 //! Invariants:
 //! - Resources are kept sorted by URI; listings are keyset-paginated on the URI, so they
@@ -9,17 +10,22 @@
 //!   by `/` and one more path segment (`sample:///guide` → `sample:///guide/intro.md`).
 //! - Every contents entry carries the resource's full metadata, with `mimeType` and `size`
 //!   of that representation.
+//! - A listed resource wins over any template; among matching templates the most specific
+//!   wins (see [`ResourceSet::with_template`]).
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use rsrc_protocol::{Body, CacheHint, Resource, ResourceContents, ResourceKind};
+use rsrc_protocol::{
+    Body, CacheHint, Completion, Resource, ResourceContents, ResourceKind, ResourceTemplate,
+};
 
 use crate::context::RequestContext;
 use crate::error::ResourceError;
-use crate::provider::{BoxFuture, ListRequest, Page, Provider, ReadOutput};
+use crate::provider::{BoxFuture, CompleteRequest, ListRequest, Page, Provider, ReadOutput};
+use crate::template::{CompletionInput, TemplateResource, Vars};
 
 /// One representation of a resource: its payload and, when it differs from the
 /// resource's primary type, its MIME type.
@@ -55,7 +61,7 @@ impl Representation {
         self
     }
 
-    fn into_contents(self, resource: &Resource) -> ResourceContents {
+    pub(crate) fn into_contents(self, resource: &Resource) -> ResourceContents {
         let mut meta = resource.clone();
         if let Some(m) = self.mime_type {
             meta.mime_type = Some(m);
@@ -113,6 +119,7 @@ struct Entry {
 /// ```
 pub struct ResourceSet {
     entries: BTreeMap<String, Entry>,
+    templates: Vec<TemplateResource>,
     cache: Option<CacheHint>,
     collection_budget: usize,
 }
@@ -139,6 +146,7 @@ impl ResourceSet {
     pub fn new() -> Self {
         ResourceSet {
             entries: BTreeMap::new(),
+            templates: Vec::new(),
             cache: None,
             collection_budget: DEFAULT_COLLECTION_BUDGET,
         }
@@ -199,6 +207,16 @@ impl ResourceSet {
         self.insert(resource, Source::Collection)
     }
 
+    /// Adds a templated resource: URIs that match its template (and no listed resource)
+    /// are read through its handler. When several templates match, the most specific wins:
+    /// more literal characters, then fewer variables, then fewer multi-segment variables,
+    /// then the template that sorts first.
+    #[must_use]
+    pub fn with_template(mut self, template: TemplateResource) -> Self {
+        self.templates.push(template);
+        self
+    }
+
     /// Sets the caching hint of every listing and read of this set.
     #[must_use]
     pub fn with_cache_hint(mut self, hint: CacheHint) -> Self {
@@ -211,6 +229,14 @@ impl ResourceSet {
     pub fn with_collection_budget(mut self, bytes: usize) -> Self {
         self.collection_budget = bytes;
         self
+    }
+
+    /// The most specific template matching `uri`.
+    fn route(&self, uri: &str) -> Option<(&TemplateResource, Vars)> {
+        self.templates
+            .iter()
+            .filter_map(|t| t.matches(uri).map(|vars| (t, vars)))
+            .max_by(|(a, _), (b, _)| a.specificity.cmp(&b.specificity))
     }
 
     fn entry(&self, uri: &str) -> Result<&Entry, ResourceError> {
@@ -274,6 +300,14 @@ fn position(bytes: Option<&[u8]>) -> Result<Option<&str>, ResourceError> {
 }
 
 impl Provider for ResourceSet {
+    fn templates(&self) -> Vec<ResourceTemplate> {
+        self.templates.iter().map(|t| t.template.clone()).collect()
+    }
+
+    fn offers_completion(&self) -> bool {
+        self.templates.iter().any(TemplateResource::completes)
+    }
+
     async fn list(
         &self,
         _ctx: &RequestContext,
@@ -312,11 +346,28 @@ impl Provider for ResourceSet {
     }
 
     async fn metadata(&self, _ctx: &RequestContext, uri: &str) -> Result<Resource, ResourceError> {
-        Ok(self.entry(uri)?.resource.clone())
+        if let Some(entry) = self.entries.get(uri) {
+            return Ok(entry.resource.clone());
+        }
+        match self.route(uri) {
+            Some((t, vars)) => Ok(t.describe(&vars)),
+            None => Err(ResourceError::not_found(uri)),
+        }
     }
 
     async fn read(&self, ctx: &RequestContext, uri: &str) -> Result<ReadOutput, ResourceError> {
-        let entry = self.entry(uri)?;
+        // A listed resource wins over any template.
+        let Some(entry) = self.entries.get(uri) else {
+            let Some((t, vars)) = self.route(uri) else {
+                return Err(ResourceError::not_found(uri));
+            };
+            let meta = t.describe(&vars);
+            let reps = t.read(ctx.clone(), vars).await?;
+            return Ok(ReadOutput {
+                contents: reps.into_iter().map(|r| r.into_contents(&meta)).collect(),
+                cache: self.cache,
+            });
+        };
         let contents = if matches!(entry.source, Source::Collection) {
             // Children's contents, whole entries only, until the budget would be exceeded.
             let mut out = Vec::new();
@@ -341,5 +392,30 @@ impl Provider for ResourceSet {
             contents,
             cache: self.cache,
         })
+    }
+
+    async fn complete(
+        &self,
+        _ctx: &RequestContext,
+        req: CompleteRequest<'_>,
+    ) -> Result<Completion, ResourceError> {
+        let Some(t) = self
+            .templates
+            .iter()
+            .find(|t| t.template.uri_template == req.template)
+        else {
+            return Ok(Completion::empty());
+        };
+        let input = CompletionInput {
+            value: req.value.to_owned(),
+            context: req.context.clone(),
+        };
+        match t.complete(req.argument, input).await {
+            Some(values) => Ok(Completion::from_matches(values?)),
+            None => Err(ResourceError::InvalidParams(format!(
+                "the template {} has no variable {:?}",
+                req.template, req.argument
+            ))),
+        }
     }
 }

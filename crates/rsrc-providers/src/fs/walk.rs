@@ -55,7 +55,8 @@ impl Info {
             .ok()
             .map(|secs| UNIX_EPOCH + Duration::new(secs, t.tv_nsec));
         Info {
-            is_dir: rustix::fs::FileType::from_raw_mode(st.stx_mode.into()) == rustix::fs::FileType::Directory,
+            is_dir: rustix::fs::FileType::from_raw_mode(st.stx_mode.into())
+                == rustix::fs::FileType::Directory,
             len: st.stx_size,
             modified,
         }
@@ -185,7 +186,13 @@ pub(crate) fn next_entries(
             let info = match c.source {
                 Source::Entry => {
                     let mask = StatxFlags::TYPE | StatxFlags::SIZE | StatxFlags::MTIME;
-                    let st = rustix::fs::statx(handle, c.name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW, mask).ok()?;
+                    let st = rustix::fs::statx(
+                        handle,
+                        c.name.as_os_str(),
+                        AtFlags::SYMLINK_NOFOLLOW,
+                        mask,
+                    )
+                    .ok()?;
                     Info::from_statx(&st)
                 }
                 Source::Followed(info) => info,

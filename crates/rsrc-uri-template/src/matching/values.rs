@@ -38,7 +38,10 @@ fn decode(spec: &SpecInfo, raw: &str) -> Option<String> {
         if spec.op.allow_reserved() {
             spec.path_guard && (c == '?' || c == '#') || spec.comma_guard && c == ','
         } else {
-            c == '/' || (c == '.' && spec.op == Op::Label)
+            // A query value may carry a `/` (a URL, a path): the query's structure was
+            // decided on the raw text, and no path segment is built from it.
+            c == '/' && !matches!(spec.op, Op::Query | Op::QueryCont)
+                || (c == '.' && spec.op == Op::Label)
         }
     };
     if s.contains(forbidden) {

@@ -78,9 +78,16 @@ fn merge_hints(a: Option<CacheHint>, b: Option<CacheHint>) -> Option<CacheHint> 
 
 impl Server {
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
+        let completions = self
+            .inner
+            .router
+            .mounts
+            .iter()
+            .any(|m| m.provider.offers_completion());
         ServerCapabilities {
             resources: Some(ResourcesCapability::default()),
             logging: Some(Default::default()),
+            completions: completions.then(Default::default),
             ..ServerCapabilities::default()
         }
     }
