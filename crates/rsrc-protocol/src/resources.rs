@@ -226,16 +226,28 @@ impl Resource {
     }
 
     fn set_kind(&mut self, kind: ResourceKind) {
-        let (t, list) = match kind {
-            ResourceKind::Document => (ResourceType::DOCUMENT, false),
-            ResourceKind::Collection => (ResourceType::COLLECTION, true),
-        };
-        self.resource_type = Some(t);
-        self.capabilities.get_or_insert_with(Default::default).list = Some(list);
+        match kind {
+            ResourceKind::Document => {
+                self.resource_type = Some(ResourceType::DOCUMENT);
+                // `capabilities` is only written when it says something: a document's
+                // capabilities object, if it has one, says it is not listable.
+                if let Some(c) = &mut self.capabilities {
+                    c.list = Some(false);
+                }
+            }
+            ResourceKind::Collection => {
+                self.resource_type = Some(ResourceType::COLLECTION);
+                self.capabilities.get_or_insert_with(Default::default).list = Some(true);
+            }
+        }
     }
 
     /// Writes both spellings of the kind when either is known, so that clients following
-    /// the SEP's first draft (`resourceType`) and its later one (`capabilities.list`) agree.
+    /// the SEP's first draft (`resourceType`) and its later one (`capabilities.list`) agree:
+    /// a collection gets `resourceType: "collection"` and `capabilities.list: true`; a
+    /// document gets `resourceType: "document"`, and `capabilities.list: false` only if it
+    /// has a capabilities object anyway (an absent `capabilities` already means "nothing
+    /// beyond reading", and listings stay small).
     pub fn normalize_kind(&mut self) {
         if let Some(kind) = self.kind() {
             self.set_kind(kind);
@@ -635,12 +647,13 @@ pub struct ListResourcesParams {
     pub meta: Option<RequestMeta>,
 }
 
-/// `resources/list` (and `resources/directory/read`) result.
+/// `resources/list` (and `resources/directory/read`) result. `R` is the item type: a
+/// [`Resource`], or for a server any type that serializes as one.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ListResourcesResult {
+pub struct ListResourcesResult<R = Resource> {
     /// This page.
-    pub resources: Vec<Resource>,
+    pub resources: Vec<R>,
     /// Present when more pages follow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
@@ -795,7 +808,7 @@ mod tests {
             serde_json::to_value(&c).unwrap(),
             json!({"uri":"file:///a.txt","name":"a.txt","mimeType":"text/plain","size":2,
                    "annotations":{"lastModified":"2025-01-12T15:00:58Z"},
-                   "resourceType":"document","capabilities":{"list":false},"text":"hi"})
+                   "resourceType":"document","text":"hi"})
         );
         let back: ResourceContents =
             serde_json::from_value(serde_json::to_value(&c).unwrap()).unwrap();
@@ -860,6 +873,12 @@ mod tests {
         assert_eq!(r.resource_type, Some(ResourceType::COLLECTION));
         let mut r: Resource =
             serde_json::from_str(r#"{"uri":"a:b","name":"b","resourceType":"document"}"#).unwrap();
+        r.normalize_kind();
+        assert_eq!(
+            r.capabilities, None,
+            "a document without capabilities gets none"
+        );
+        let mut r = Resource::new("a:b", "b").subscribable(true).document();
         r.normalize_kind();
         assert_eq!(r.capabilities.unwrap().list, Some(false));
         let r: Resource =

@@ -54,26 +54,75 @@ async fn the_default_listing_is_every_file_in_path_order() {
 }
 
 #[tokio::test]
-async fn listed_files_carry_name_size_type_and_modification_time() {
+async fn listed_files_carry_name_size_type_and_in_directories_modification_time() {
     let dir = sample_tree();
     let mut peer = serve_dir(dir.path()).await;
-    let resp = peer.request("resources/list", json!({})).await;
-    let readme = resp["result"]["resources"]
+    let find = |resp: &serde_json::Value, uri: &str| {
+        resp["result"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["uri"] == uri)
+            .unwrap()
+            .clone()
+    };
+    let all = peer.request("resources/list", json!({})).await;
+    let readme = find(&all, "file:///README.md");
+    assert_eq!(readme["name"], "README.md");
+    assert_eq!(readme["size"], 10);
+    assert_eq!(readme["mimeType"], "text/markdown");
+    assert_eq!(readme["resourceType"], "document");
+    assert!(
+        readme.get("annotations").is_none(),
+        "the recursive listing is compact"
+    );
+    let children = peer
+        .request("resources/list", json!({"uri": "file:///"}))
+        .await;
+    let readme = find(&children, "file:///README.md");
+    let modified = readme["annotations"]["lastModified"].as_str().unwrap();
+    assert!(
+        modified.ends_with('Z') && modified.len() == 20,
+        "{modified}"
+    );
+
+    let full = FsConfig {
+        modified_in_full_listing: true,
+        ..FsConfig::default()
+    };
+    let mut peer = serve_dir_with(dir.path(), full, 1000).await;
+    let all = peer.request("resources/list", json!({})).await;
+    assert!(find(&all, "file:///README.md")["annotations"]["lastModified"].is_string());
+}
+
+#[tokio::test]
+async fn a_cached_directory_shows_new_and_deleted_files_at_once() {
+    let dir = sample_tree();
+    let mut peer = serve_dir(dir.path()).await;
+    assert_eq!(walk(&mut peer, json!({})).await.len(), 7);
+    write(dir.path(), "src/new.rs", "// new");
+    std::fs::remove_file(dir.path().join("a-b.txt")).unwrap();
+    let uris = walk(&mut peer, json!({})).await;
+    assert!(uris.contains(&"file:///src/new.rs".to_owned()));
+    assert!(!uris.contains(&"file:///a-b.txt".to_owned()));
+    // A change inside a file shows once the cached listing expires (the time-to-live).
+    let short = FsConfig {
+        listing_cache_ttl: std::time::Duration::from_millis(50),
+        ..FsConfig::default()
+    };
+    let mut peer = serve_dir_with(dir.path(), short, 1000).await;
+    walk(&mut peer, json!({})).await;
+    write(dir.path(), "README.md", "# Project, rewritten at length\n");
+    tokio::time::sleep(std::time::Duration::from_millis(80)).await;
+    let all = peer.request("resources/list", json!({})).await;
+    let readme = all["result"]["resources"]
         .as_array()
         .unwrap()
         .iter()
         .find(|r| r["uri"] == "file:///README.md")
         .unwrap()
         .clone();
-    assert_eq!(readme["name"], "README.md");
-    assert_eq!(readme["size"], 10);
-    assert_eq!(readme["mimeType"], "text/markdown");
-    assert_eq!(readme["resourceType"], "document");
-    let modified = readme["annotations"]["lastModified"].as_str().unwrap();
-    assert!(
-        modified.ends_with('Z') && modified.len() == 20,
-        "{modified}"
-    );
+    assert_eq!(readme["size"], 31);
 }
 
 #[tokio::test]
@@ -189,7 +238,10 @@ async fn unusual_names_round_trip_through_uris() {
 async fn metadata_matches_the_listing_without_content() {
     let dir = sample_tree();
     let mut peer = serve_dir(dir.path()).await;
-    let listed = peer.request("resources/list", json!({})).await["result"]["resources"][0].clone();
+    let listed = peer
+        .request("resources/list", json!({"uri": "file:///"}))
+        .await["result"]["resources"][0]
+        .clone();
     let meta = peer
         .request("resources/metadata", json!({"uri": listed["uri"]}))
         .await;

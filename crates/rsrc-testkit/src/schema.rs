@@ -241,7 +241,7 @@ mod tests {
     fn sep_2093_additions_are_permitted_by_every_schema() {
         for v in ProtocolVersion::ALL {
             let mut result = json!({"contents":[{"uri":"file:///a","name":"a","title":"A","size":1,
-                "resourceType":"document","capabilities":{"list":false},
+                "resourceType":"document","capabilities":{"list":false,"subscribe":true},
                 "annotations":{"lastModified":"2025-01-12T15:00:58Z"},"text":"x"}]});
             if v.is_modern() {
                 result["resultType"] = json!("complete");

@@ -32,7 +32,7 @@ mod uri;
 pub use context::{Notifier, RequestContext};
 pub use error::ResourceError;
 pub use provider::{
-    BoxFuture, CompleteRequest, ListRequest, MAX_POSITION_BYTES, Page, Provider, ReadOutput,
+    BoxFuture, CompleteRequest, ListRequest, Listed, MAX_POSITION_BYTES, Page, Provider, ReadOutput,
 };
 pub use resource_set::{DEFAULT_COLLECTION_BUDGET, Representation, ResourceSet};
 pub use rsrc_protocol as protocol;

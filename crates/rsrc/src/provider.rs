@@ -17,8 +17,11 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use rsrc_protocol::{CacheHint, Completion, Resource, ResourceContents, ResourceTemplate};
+use serde::Serialize;
+use serde_json::value::RawValue;
 
 use crate::context::RequestContext;
 use crate::error::ResourceError;
@@ -42,11 +45,66 @@ pub struct ListRequest<'a> {
     pub limit: usize,
 }
 
+/// One resource of a page: a typed [`Resource`], or one already encoded as JSON.
+///
+/// A provider that lists the same resources again and again (a cached directory, a static
+/// set) can encode each one once with [`Listed::encoded`] and hand out clones, which cost
+/// a reference count instead of building and serializing the resource on every page.
+#[derive(Clone, Debug)]
+pub struct Listed(ListedInner);
+
+#[derive(Clone, Debug)]
+enum ListedInner {
+    Typed(Box<Resource>),
+    Encoded(Arc<RawValue>),
+}
+
+impl Listed {
+    /// Encodes `resource` once, with both spellings of its kind written.
+    pub fn encoded(mut resource: Resource) -> Listed {
+        resource.normalize_kind();
+        match serde_json::value::to_raw_value(&resource) {
+            Ok(raw) => Listed(ListedInner::Encoded(Arc::from(raw))),
+            Err(_) => Listed(ListedInner::Typed(Box::new(resource))),
+        }
+    }
+
+    /// The typed resource, if it was not encoded.
+    pub fn as_resource(&self) -> Option<&Resource> {
+        match &self.0 {
+            ListedInner::Typed(r) => Some(r),
+            ListedInner::Encoded(_) => None,
+        }
+    }
+
+    /// Writes both spellings of a typed resource's kind.
+    pub(crate) fn normalize_kind(&mut self) {
+        if let ListedInner::Typed(r) = &mut self.0 {
+            r.normalize_kind();
+        }
+    }
+}
+
+impl From<Resource> for Listed {
+    fn from(resource: Resource) -> Self {
+        Listed(ListedInner::Typed(Box::new(resource)))
+    }
+}
+
+impl Serialize for Listed {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            ListedInner::Typed(r) => r.serialize(serializer),
+            ListedInner::Encoded(raw) => raw.serialize(serializer),
+        }
+    }
+}
+
 /// One page of resources.
 #[derive(Debug, Clone, Default)]
 pub struct Page {
     /// The resources, in the provider's stable order.
-    pub resources: Vec<Resource>,
+    pub resources: Vec<Listed>,
     /// The position after the last resource when more may follow (at most
     /// [`MAX_POSITION_BYTES`]); `None` at the end.
     pub next: Option<Vec<u8>>,

@@ -24,7 +24,9 @@ use rsrc_protocol::{
 
 use crate::context::RequestContext;
 use crate::error::ResourceError;
-use crate::provider::{BoxFuture, CompleteRequest, ListRequest, Page, Provider, ReadOutput};
+use crate::provider::{
+    BoxFuture, CompleteRequest, ListRequest, Listed, Page, Provider, ReadOutput,
+};
 use crate::template::{CompletionInput, TemplateResource, Vars};
 
 /// One representation of a resource: its payload and, when it differs from the
@@ -98,6 +100,8 @@ enum Source {
 
 struct Entry {
     resource: Resource,
+    /// The resource encoded once, for listings.
+    listed: Listed,
     source: Source,
 }
 
@@ -167,8 +171,14 @@ impl ResourceSet {
             }
             resource.size.get_or_insert(first.body.len() as u64);
         }
-        self.entries
-            .insert(resource.uri.clone(), Entry { resource, source });
+        self.entries.insert(
+            resource.uri.clone(),
+            Entry {
+                listed: Listed::encoded(resource.clone()),
+                resource,
+                source,
+            },
+        );
         self
     }
 
@@ -315,29 +325,23 @@ impl Provider for ResourceSet {
     ) -> Result<Page, ResourceError> {
         let after = position(req.after)?;
         let limit = req.limit.max(1);
-        let mut resources: Vec<Resource> = match req.parent {
-            None => self
-                .entries_after(after)
-                .take(limit + 1)
-                .map(|e| e.resource.clone())
-                .collect(),
+        let mut entries: Vec<&Entry> = match req.parent {
+            None => self.entries_after(after).take(limit + 1).collect(),
             Some(parent) => {
                 let entry = self.entry(parent)?;
                 if !matches!(entry.source, Source::Collection) {
                     return Err(ResourceError::not_a_collection(parent));
                 }
-                self.children(parent, after)
-                    .take(limit + 1)
-                    .map(|e| e.resource.clone())
-                    .collect()
+                self.children(parent, after).take(limit + 1).collect()
             }
         };
-        let next = if resources.len() > limit {
-            resources.truncate(limit);
-            resources.last().map(|r| r.uri.as_bytes().to_vec())
+        let next = if entries.len() > limit {
+            entries.truncate(limit);
+            entries.last().map(|e| e.resource.uri.as_bytes().to_vec())
         } else {
             None
         };
+        let resources = entries.iter().map(|e| e.listed.clone()).collect();
         Ok(Page {
             resources,
             next,

@@ -18,6 +18,7 @@ use std::ffi::OsStr;
 use std::io::Read;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use cap_std::fs::Dir;
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -57,8 +58,12 @@ impl FilterConfig {
     }
 }
 
-/// Ignore rules by (root, directory); `None` when the directory has no ignore file.
-type IgnoreCache = HashMap<(usize, RelPath), Option<Arc<Gitignore>>>;
+/// Ignore rules by (root, directory), with when they were read; `None` when the
+/// directory has no ignore file.
+type IgnoreCache = HashMap<(usize, RelPath), (Instant, Option<Arc<Gitignore>>)>;
+
+/// How long ignore rules read from disk are trusted before being read again.
+const RULES_TTL: Duration = Duration::from_secs(2);
 
 /// Compiled visibility rules, with a cache of per-directory ignore rules.
 #[derive(Debug)]
@@ -95,13 +100,14 @@ impl Filter {
     /// The ignore rules of directory `dir` of root `root_index`, read on first use.
     fn rules(&self, root_index: usize, dir_handle: &Dir, dir: &RelPath) -> Option<Arc<Gitignore>> {
         let key = (root_index, dir.clone());
-        if let Some(hit) = self
+        if let Some((read, rules)) = self
             .ignore_cache
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(&key)
+            && read.elapsed() < RULES_TTL
         {
-            return hit.clone();
+            return rules.clone();
         }
         let mut builder = GitignoreBuilder::new("/");
         let mut any = false;
@@ -132,7 +138,7 @@ impl Filter {
         if cache.len() >= CACHE_LIMIT {
             cache.clear();
         }
-        cache.insert(key, rules.clone());
+        cache.insert(key, (Instant::now(), rules.clone()));
         rules
     }
 

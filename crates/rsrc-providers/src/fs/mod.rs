@@ -15,6 +15,7 @@
 //! - Reads are capped (default 32 MiB) — also for a file that grows while being read.
 //! - Listings are keyset-paginated on the path with memory bounded by the page size.
 
+mod cache;
 mod convert;
 mod filter;
 mod path;
@@ -35,7 +36,7 @@ use rsrc::protocol::{
     ResourceContents, ResourceTemplate,
 };
 use rsrc::{
-    CompleteRequest, ListRequest, Page, Provider, ReadOutput, RequestContext, ResourceError,
+    CompleteRequest, ListRequest, Listed, Page, Provider, ReadOutput, RequestContext, ResourceError,
 };
 
 #[cfg(feature = "pdf")]
@@ -43,6 +44,7 @@ pub use convert::PdfText;
 pub use convert::{Converted, Converter, default_converters};
 pub use filter::FilterConfig;
 
+use cache::DirCache;
 use filter::Filter;
 use path::{RelPath, display_name, push_segment};
 use read::{ReadError, mime_for, mime_from_name, read_capped};
@@ -72,6 +74,19 @@ pub struct FsConfig {
     pub convert_timeout: Duration,
     /// Caching hint for 2026-07-28 clients (default: the server's).
     pub cache: Option<CacheHint>,
+    /// Most directory entries kept in the listing cache (default 262,144; 0 disables it).
+    /// A cached directory is reused while its stamp is unchanged (no entry added, removed
+    /// or renamed) and for at most `listing_cache_ttl`.
+    pub listing_cache_entries: usize,
+    /// How long a cached listing may be reused; this bounds how stale a listed file's
+    /// size and modification time can be (default 2 s).
+    pub listing_cache_ttl: Duration,
+    /// Whether the recursive listing (`resources/list` without `uri`) carries each file's
+    /// `lastModified` (default: no). That listing can hold every file of a large tree, so
+    /// by default it carries what picking a file needs — URI, name, type, size — and stays
+    /// a third smaller; a directory's listing, `resources/metadata` and reads always carry
+    /// the modification time.
+    pub modified_in_full_listing: bool,
 }
 
 impl std::fmt::Debug for FsConfig {
@@ -99,6 +114,9 @@ impl Default for FsConfig {
             converters: default_converters(),
             convert_timeout: Duration::from_secs(10),
             cache: None,
+            listing_cache_entries: 256 * 1024,
+            listing_cache_ttl: Duration::from_secs(2),
+            modified_in_full_listing: false,
         }
     }
 }
@@ -140,6 +158,7 @@ struct Root {
 pub struct FsProvider {
     roots: Vec<Arc<Root>>,
     filter: Filter,
+    cache: Option<DirCache>,
     config: FsConfig,
 }
 
@@ -224,9 +243,12 @@ impl FsProvider {
             opened.push(Arc::new(Root { name, dir }));
         }
         let filter = Filter::new(&config.filter).map_err(FsError::BadGlob)?;
+        let cache = (config.listing_cache_entries > 0)
+            .then(|| DirCache::new(config.listing_cache_entries, config.listing_cache_ttl));
         Ok(FsProvider {
             roots: opened,
             filter,
+            cache,
             config,
         })
     }
@@ -246,6 +268,7 @@ impl FsProvider {
             index,
             dir: &self.roots[index].dir,
             filter: &self.filter,
+            cache: self.cache.as_ref(),
         }
     }
 
@@ -304,6 +327,16 @@ impl FsProvider {
     }
 
     fn resource(&self, root: usize, rel: &RelPath, md: &Info) -> Resource {
+        let mut r = self.compact_resource(root, rel, md);
+        if let Some(t) = last_modified(md) {
+            r = r.with_last_modified(t);
+        }
+        r
+    }
+
+    /// A resource as the recursive listing shows it: without its modification time, unless
+    /// configured otherwise (see [`FsConfig::modified_in_full_listing`]).
+    fn compact_resource(&self, root: usize, rel: &RelPath, md: &Info) -> Resource {
         let name = match rel.name() {
             Some(n) => display_name(n),
             None => self.roots[root].name.clone(),
@@ -317,10 +350,21 @@ impl FsProvider {
             }
             r = r.with_size(md.len).document();
         }
-        if let Some(t) = last_modified(md) {
-            r = r.with_last_modified(t);
-        }
         r
+    }
+
+    /// A file as the recursive listing shows it, encoded once per cached entry.
+    fn listed(&self, root: usize, dir: &RelPath, e: &walk::Entry) -> Listed {
+        e.listed
+            .get_or_init(|| {
+                let path = dir.join(&e.name);
+                Listed::encoded(if self.config.modified_in_full_listing {
+                    self.resource(root, &path, &e.info)
+                } else {
+                    self.compact_resource(root, &path, &e.info)
+                })
+            })
+            .clone()
     }
 
     fn roots_collection(&self) -> Resource {
@@ -343,17 +387,15 @@ impl FsProvider {
             }
             Some(_) => return Err(ResourceError::internal("bad position")),
         };
-        let mut resources = Vec::new();
+        let mut resources = Vec::with_capacity(limit.min(4096));
         while root < self.roots.len() {
             let want = limit - resources.len();
             let (paths, more) =
                 walk::files_after(&self.scope(root), pos.as_ref(), want).map_err(|e| {
                     ResourceError::internal(format!("listing {}: {e}", self.roots[root].name))
                 })?;
-            for (p, md) in &paths {
-                resources.push(self.resource(root, p, md));
-            }
-            let last = paths.last().map(|(p, _)| p.clone());
+            resources.extend(paths.iter().map(|(dir, e)| self.listed(root, dir, e)));
+            let last = paths.last().map(|(dir, e)| dir.join(&e.name));
             if more || (resources.len() >= limit && root + 1 < self.roots.len()) {
                 let next = match last {
                     Some(last) if more => position(root, &last),
@@ -392,7 +434,7 @@ impl FsProvider {
                 let resources = (start..end)
                     .filter_map(|i| {
                         let md = self.roots[i].dir.dir_metadata().ok()?;
-                        Some(self.resource(i, &RelPath::root(), &Info::from(&md)))
+                        Some(self.resource(i, &RelPath::root(), &Info::from(&md)).into())
                     })
                     .collect();
                 let next = (end < self.roots.len()).then(|| {
@@ -419,7 +461,7 @@ impl FsProvider {
         let more = entries.len() > limit;
         let mut resources = Vec::with_capacity(limit.min(entries.len()));
         for e in entries.iter().take(limit) {
-            resources.push(self.resource(root, &dir.join(&e.name), &e.info));
+            resources.push(self.resource(root, &dir.join(&e.name), &e.info).into());
         }
         let next = more.then(|| entries[limit - 1].name.as_bytes().to_vec());
         Ok(Page {

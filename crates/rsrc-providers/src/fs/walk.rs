@@ -15,11 +15,15 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::ffi::{OsStr, OsString};
 use std::io;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cap_std::fs::{Dir, DirEntry, Metadata};
+use rsrc::Listed;
 use rustix::fs::{AtFlags, StatxFlags};
 
+use super::cache::{DirCache, MAX_CACHED_DIR, Stamp};
 use super::filter::Filter;
 use super::path::RelPath;
 
@@ -67,9 +71,12 @@ impl Info {
 /// symlink).
 #[derive(Debug, Clone)]
 pub(crate) struct Entry {
-    pub(crate) name: OsString,
+    pub(crate) name: Arc<OsStr>,
     pub(crate) kind: Kind,
     pub(crate) info: Info,
+    /// The entry as listed, encoded on first use; shared by the clones a cached
+    /// directory hands out, so a cached entry is encoded once.
+    pub(crate) listed: Arc<OnceLock<Listed>>,
 }
 
 /// An entry selected by name, whose metadata is fetched only if it stays selected.
@@ -107,12 +114,14 @@ impl PartialOrd for Candidate {
     }
 }
 
-/// One root directory: its capability handle and its index among the roots.
+/// One root directory: its capability handle, its index among the roots, and the
+/// provider's filter and listing cache.
 #[derive(Debug)]
 pub(crate) struct Scope<'a> {
     pub(crate) index: usize,
     pub(crate) dir: &'a Dir,
     pub(crate) filter: &'a Filter,
+    pub(crate) cache: Option<&'a DirCache>,
 }
 
 /// The kind of `name` in `dir`: files and directories as they are; a symlink is followed
@@ -138,49 +147,27 @@ fn classify(scope: &Scope<'_>, dir: &RelPath, item: &DirEntry) -> Option<Candida
     Some(Candidate { name, kind, source })
 }
 
-/// The `n` smallest exposed entries (files and directories) of `dir` whose names are
-/// greater than `after`, in order, with their metadata.
-pub(crate) fn next_entries(
-    scope: &Scope<'_>,
-    dir: &RelPath,
-    after: Option<&OsStr>,
-    n: usize,
-) -> io::Result<Vec<Entry>> {
-    let opened;
-    let handle = if dir.is_root() {
-        scope.dir
+/// The identity of the current entries of `dir` (relative to the root handle): a listing
+/// cached under another stamp is out of date.
+fn stamp_of(root: &Dir, dir: &RelPath) -> io::Result<Stamp> {
+    let mask = StatxFlags::INO | StatxFlags::MTIME | StatxFlags::CTIME;
+    let (path, flags) = if dir.is_root() {
+        (PathBuf::new(), AtFlags::EMPTY_PATH)
     } else {
-        opened = scope.dir.open_dir(dir.to_path())?;
-        &opened
+        (dir.to_path(), AtFlags::SYMLINK_NOFOLLOW)
     };
-    let read = handle.entries()?;
-    let rules = scope.filter.rules_for(scope.index, scope.dir, dir);
-    let mut heap: BinaryHeap<Candidate> = BinaryHeap::with_capacity(n.min(4096) + 1);
-    for item in read {
-        let Ok(item) = item else { continue };
-        let name = item.file_name();
-        if after.is_some_and(|a| name.as_os_str() <= a) {
-            continue;
-        }
-        if heap.len() == n && heap.peek().is_some_and(|max| name >= max.name) {
-            continue;
-        }
-        let Some(candidate) = classify(scope, dir, &item) else {
-            continue;
-        };
-        if !scope
-            .filter
-            .entry_visible(&rules, &candidate.name, candidate.kind == Kind::Dir)
-        {
-            continue;
-        }
-        heap.push(candidate);
-        if heap.len() > n {
-            heap.pop();
-        }
-    }
-    Ok(heap
-        .into_sorted_vec()
+    let st = rustix::fs::statx(root, &path, flags, mask)?;
+    Ok(Stamp {
+        dev: (st.stx_dev_major, st.stx_dev_minor),
+        ino: st.stx_ino,
+        mtime: (st.stx_mtime.tv_sec, st.stx_mtime.tv_nsec),
+        ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
+    })
+}
+
+/// Reads the metadata of selected candidates, relative to the open directory.
+fn resolve(handle: &Dir, candidates: impl IntoIterator<Item = Candidate>) -> Vec<Entry> {
+    candidates
         .into_iter()
         .filter_map(|c| {
             let info = match c.source {
@@ -198,35 +185,123 @@ pub(crate) fn next_entries(
                 Source::Followed(info) => info,
             };
             // Something else may have replaced the entry since the scan.
-            (info.is_dir == (c.kind == Kind::Dir)).then_some(Entry {
-                name: c.name,
+            (info.is_dir == (c.kind == Kind::Dir)).then(|| Entry {
+                name: Arc::from(c.name),
                 kind: c.kind,
                 info,
+                listed: Arc::default(),
             })
         })
-        .collect())
+        .collect()
+}
+
+/// The entries after `after`, at most `n`, from a sorted listing.
+fn slice(entries: &[Entry], after: Option<&OsStr>, n: usize) -> Vec<Entry> {
+    let start = after.map_or(0, |a| entries.partition_point(|e| &*e.name <= a));
+    entries[start..].iter().take(n).cloned().collect()
+}
+
+/// The `n` smallest exposed entries (files and directories) of `dir` whose names are
+/// greater than `after`, in order, with their metadata. Served from the directory cache
+/// when it is current; otherwise a directory small enough is listed whole and cached, and a
+/// larger one is scanned keeping only the `n` entries needed.
+pub(crate) fn next_entries(
+    scope: &Scope<'_>,
+    dir: &RelPath,
+    after: Option<&OsStr>,
+    n: usize,
+) -> io::Result<Vec<Entry>> {
+    // The stamp is read by path before the directory is opened and scanned (one system
+    // call on a cache hit). Reading it by path cannot expose anything: a stamp is only ever
+    // compared with one taken for a listing that was scanned through the capability handle,
+    // and a stamp names one inode, so a match means the very directory that was scanned.
+    // A change between the stamp and the scan leaves the cached stamp older than the
+    // directory's, so the listing is scanned again next time.
+    let stamp = match scope.cache {
+        Some(cache) => {
+            let stamp = stamp_of(scope.dir, dir)?;
+            if let Some(hit) = cache.get(scope.index, dir, stamp) {
+                return Ok(slice(&hit.entries, after, n));
+            }
+            Some((cache, stamp))
+        }
+        None => None,
+    };
+    let opened;
+    let handle = if dir.is_root() {
+        scope.dir
+    } else {
+        opened = scope.dir.open_dir(dir.to_path())?;
+        &opened
+    };
+    let rules = scope.filter.rules_for(scope.index, scope.dir, dir);
+    let visible = |item: io::Result<DirEntry>| {
+        let candidate = classify(scope, dir, &item.ok()?)?;
+        scope
+            .filter
+            .entry_visible(&rules, &candidate.name, candidate.kind == Kind::Dir)
+            .then_some(candidate)
+    };
+    if let Some((cache, stamp)) = stamp {
+        let mut all = Vec::new();
+        let mut small = true;
+        for candidate in handle.entries()?.filter_map(visible) {
+            if all.len() == MAX_CACHED_DIR {
+                small = false;
+                break;
+            }
+            all.push(candidate);
+        }
+        if small {
+            all.sort_unstable();
+            let cached = cache.insert(scope.index, dir, stamp, resolve(handle, all));
+            return Ok(slice(&cached.entries, after, n));
+        }
+    }
+    let mut heap: BinaryHeap<Candidate> = BinaryHeap::with_capacity(n.min(4096) + 1);
+    for item in handle.entries()? {
+        let Ok(item) = item else { continue };
+        let name = item.file_name();
+        if after.is_some_and(|a| name.as_os_str() <= a) {
+            continue;
+        }
+        if heap.len() == n && heap.peek().is_some_and(|max| name >= max.name) {
+            continue;
+        }
+        let Some(candidate) = visible(Ok(item)) else {
+            continue;
+        };
+        heap.push(candidate);
+        if heap.len() > n {
+            heap.pop();
+        }
+    }
+    Ok(resolve(handle, heap.into_sorted_vec()))
 }
 
 /// A directory being walked: entries fetched but not yet visited, and where to fetch
 /// more (`None` once the directory is exhausted).
 struct Frame {
-    dir: RelPath,
+    dir: Arc<RelPath>,
     pending: VecDeque<Entry>,
     fetch_after: Option<Option<OsString>>,
 }
 
-/// Up to `limit` files after `after` in walk order, with their metadata, and whether more
-/// may follow.
+/// A file found by a walk, with the directory it is in.
+pub(crate) type Located = (Arc<RelPath>, Entry);
+
+/// Up to `limit` files after `after` in walk order, each with its directory, and whether
+/// more may follow.
 pub(crate) fn files_after(
     scope: &Scope<'_>,
     after: Option<&RelPath>,
     limit: usize,
-) -> io::Result<(Vec<(RelPath, Info)>, bool)> {
+) -> io::Result<(Vec<Located>, bool)> {
     // Resume: one frame per ancestor of the position, the deepest on top, each continuing
     // after the position's component at its level.
     let mut frames: Vec<Frame> = match after {
         None => vec![Frame {
-            dir: RelPath::root(),
+            dir: Arc::new(RelPath::root()),
             pending: VecDeque::new(),
             fetch_after: Some(None),
         }],
@@ -236,7 +311,7 @@ pub(crate) fn files_after(
             let mut frames = Vec::with_capacity(comps.len());
             for c in comps {
                 frames.push(Frame {
-                    dir: dir.clone(),
+                    dir: Arc::new(dir.clone()),
                     pending: VecDeque::new(),
                     fetch_after: Some(Some(c.clone())),
                 });
@@ -245,7 +320,7 @@ pub(crate) fn files_after(
             frames
         }
     };
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(limit.min(4096));
     while let Some(frame) = frames.last_mut() {
         if frame.pending.is_empty() {
             let Some(after) = frame.fetch_after.take() else {
@@ -256,7 +331,7 @@ pub(crate) fn files_after(
             // A directory that vanished (or became unreadable) mid-walk is empty.
             let batch = next_entries(scope, &frame.dir, after.as_deref(), want).unwrap_or_default();
             if batch.len() == want {
-                frame.fetch_after = batch.last().map(|e| Some(e.name.clone()));
+                frame.fetch_after = batch.last().map(|e| Some(e.name.to_os_string()));
             }
             if batch.is_empty() {
                 frames.pop();
@@ -267,18 +342,20 @@ pub(crate) fn files_after(
         let Some(entry) = frame.pending.pop_front() else {
             continue;
         };
-        let path = frame.dir.join(&entry.name);
         match entry.kind {
-            Kind::Dir => frames.push(Frame {
-                dir: path,
-                pending: VecDeque::new(),
-                fetch_after: Some(None),
-            }),
+            Kind::Dir => {
+                let dir = Arc::new(frame.dir.join(&entry.name));
+                frames.push(Frame {
+                    dir,
+                    pending: VecDeque::new(),
+                    fetch_after: Some(None),
+                });
+            }
             Kind::File => {
                 if out.len() == limit {
                     return Ok((out, true));
                 }
-                out.push((path, entry.info));
+                out.push((Arc::clone(&frame.dir), entry));
             }
         }
     }

@@ -20,7 +20,7 @@ use rsrc_protocol::resources::{
     ResourceParams,
 };
 use rsrc_protocol::{
-    CacheHint, CacheScope, ProtocolVersion, Resource, ResultMeta, ResultType, ServerCapabilities,
+    CacheHint, CacheScope, ProtocolVersion, ResultMeta, ResultType, ServerCapabilities,
 };
 
 use super::session::{Negotiated, Session};
@@ -28,7 +28,7 @@ use super::{Mount, Server};
 use crate::context::RequestContext;
 use crate::cursor::{InvalidCursor, ListKind};
 use crate::error::{RequestError, ResourceError};
-use crate::provider::{CompleteRequest, ListRequest, MAX_POSITION_BYTES};
+use crate::provider::{CompleteRequest, ListRequest, Listed, MAX_POSITION_BYTES};
 
 impl From<InvalidCursor> for RequestError {
     fn from(e: InvalidCursor) -> Self {
@@ -187,12 +187,12 @@ pub(super) async fn list(
     srv: Server,
     ctx: RequestContext,
     p: ListResourcesParams,
-) -> Result<ListResourcesResult, RequestError> {
+) -> Result<ListResourcesResult<Listed>, RequestError> {
     let (mut resources, next_cursor, hint) = match p.uri.as_deref() {
         Some(uri) => list_children(&srv, &ctx, uri, p.cursor.as_deref()).await?,
         None => list_default(&srv, &ctx, p.cursor.as_deref()).await?,
     };
-    resources.iter_mut().for_each(Resource::normalize_kind);
+    resources.iter_mut().for_each(Listed::normalize_kind);
     let v = ctx.protocol_version();
     let (result_type, meta) = decoration(&srv, v);
     let (ttl_ms, cache_scope) = cache_fields(v, hint.unwrap_or(srv.inner.config.list_cache));
@@ -211,7 +211,7 @@ pub(super) async fn directory_read(
     srv: Server,
     ctx: RequestContext,
     p: ListResourcesParams,
-) -> Result<ListResourcesResult, RequestError> {
+) -> Result<ListResourcesResult<Listed>, RequestError> {
     if p.uri.is_none() {
         return Err(RequestError::InvalidParams(
             "resources/directory/read needs the directory's \"uri\"".into(),
@@ -220,7 +220,7 @@ pub(super) async fn directory_read(
     list(srv, ctx, p).await
 }
 
-type Listing = (Vec<Resource>, Option<String>, Option<CacheHint>);
+type Listing = (Vec<Listed>, Option<String>, Option<CacheHint>);
 
 /// The default listing: every mount in order, a page filled across mounts.
 async fn list_default(

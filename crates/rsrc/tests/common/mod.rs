@@ -116,7 +116,7 @@ impl Provider for Numbers {
         let end = self.n.min(start + req.limit);
         Ok(Page {
             resources: (start..end)
-                .map(|i| Resource::new(self.uri(i), format!("{i}")).document())
+                .map(|i| Resource::new(self.uri(i), format!("{i}")).document().into())
                 .collect(),
             next: (end < self.n).then(|| (end - 1).to_string().into_bytes()),
             cache: None,
