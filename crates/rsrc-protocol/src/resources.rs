@@ -497,6 +497,47 @@ impl Serialize for ResourceContents {
     }
 }
 
+/// The metadata of a contents entry: everything but the payload.
+struct ContentsHead<'a>(&'a Resource);
+
+impl Serialize for ContentsHead<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        self.0.serialize_fields(&mut map, true)?;
+        map.end()
+    }
+}
+
+impl ResourceContents {
+    /// Appends this entry to `out` as compact JSON — the bytes `serde_json` would write —
+    /// with a blob's base64 encoded straight into the buffer, skipping the escaping pass a
+    /// JSON string normally gets (base64 never needs escaping).
+    pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        serde_json::to_writer(&mut *out, &ContentsHead(&self.resource))?;
+        // The head always holds "uri": replace its closing brace by the payload member.
+        out.pop();
+        out.push(b',');
+        match &self.body {
+            Body::Text(t) => {
+                out.extend_from_slice(b"\"text\":");
+                serde_json::to_writer(&mut *out, t)?;
+            }
+            Body::Blob(b) => {
+                out.extend_from_slice(b"\"blob\":\"");
+                let start = out.len();
+                out.resize(start + base64::encoded_len(b.len(), true).unwrap_or(0), 0);
+                let written = STANDARD
+                    .encode_slice(b, &mut out[start..])
+                    .map_err(serde::ser::Error::custom)?;
+                out.truncate(start + written);
+                out.push(b'"');
+            }
+        }
+        out.push(b'}');
+        Ok(())
+    }
+}
+
 /// A borrowed-or-owned string value.
 struct StrValue<'de>(Cow<'de, str>);
 
@@ -753,6 +794,52 @@ pub struct ReadResourceResult {
     pub meta: Option<ResultMeta>,
 }
 
+/// The members of a read result other than `contents`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReadTail<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result_type: &'a Option<ResultType>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttl_ms: &'a Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_scope: &'a Option<CacheScope>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: &'a Option<ResultMeta>,
+}
+
+impl ReadResourceResult {
+    /// Appends this result to `out` as compact JSON, writing each entry with
+    /// [`ResourceContents::write_json`].
+    pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.extend_from_slice(b"{\"contents\":[");
+        for (i, c) in self.contents.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            c.write_json(out)?;
+        }
+        out.push(b']');
+        let tail = ReadTail {
+            result_type: &self.result_type,
+            ttl_ms: &self.ttl_ms,
+            cache_scope: &self.cache_scope,
+            meta: &self.meta,
+        };
+        let start = out.len();
+        serde_json::to_writer(&mut *out, &tail)?;
+        if out.len() - start == 2 {
+            // `{}`: nothing more; close the result.
+            out.truncate(start);
+            out.push(b'}');
+        } else {
+            // `{"resultType":…}`: its members continue the result, its brace closes it.
+            out[start] = b',';
+        }
+        Ok(())
+    }
+}
+
 /// `resources/metadata` result (SEP-2093).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -824,6 +911,38 @@ mod tests {
         assert_eq!(back.body.as_bytes(), &[0u8, 255, 16, 1]);
         let bad = serde_json::from_str::<ResourceContents>(r#"{"uri":"x:b","blob":"!!"}"#);
         assert!(bad.unwrap_err().to_string().contains("base64"));
+    }
+
+    #[test]
+    fn the_fast_writer_writes_what_serde_writes() {
+        let c = vec![
+            ResourceContents::blob(
+                Resource::new("x:b", "b").with_size(3),
+                vec![0u8, 255, 16, 1, 2],
+            ),
+            ResourceContents::text(Resource::new("x:t", ""), "a \"quoted\" \\ line\n"),
+        ];
+        for r in [
+            ReadResourceResult {
+                contents: c.clone(),
+                ..ReadResourceResult::default()
+            },
+            ReadResourceResult {
+                contents: c,
+                result_type: Some(ResultType::COMPLETE),
+                ttl_ms: Some(0),
+                cache_scope: Some(CacheScope::Private),
+                meta: Some(ResultMeta::default()),
+            },
+            ReadResourceResult::default(),
+        ] {
+            let mut fast = Vec::new();
+            r.write_json(&mut fast).unwrap();
+            assert_eq!(
+                String::from_utf8(fast).unwrap(),
+                serde_json::to_string(&r).unwrap()
+            );
+        }
     }
 
     #[test]

@@ -34,13 +34,12 @@ use rsrc_protocol::resources::{
 };
 use rsrc_protocol::subscriptions::SubscriptionsListenParams;
 use rsrc_protocol::{ErrorCode, ErrorObject, ProtocolVersion};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use super::Server;
 use super::handlers;
-use super::reply::Reply;
+use super::reply::{EncodeResult, Reply};
 use super::session::Session;
 use crate::context::{ContextParts, RequestContext};
 use crate::error::RequestError;
@@ -325,7 +324,7 @@ impl Server {
         P: DeserializeOwned + HasMeta + Send + 'static,
         F: FnOnce(Server, RequestContext, P) -> Fut + Send + 'static,
         Fut: Future<Output = Result<R, RequestError>> + Send + 'static,
-        R: Serialize + Send + 'static,
+        R: EncodeResult + 'static,
     {
         let p: P = match jsonrpc::decode_params(params) {
             Ok(p) => p,

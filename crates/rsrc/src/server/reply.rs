@@ -5,75 +5,120 @@
 //! back and an internal-error response with the same id is written instead.
 
 use rsrc_protocol::jsonrpc::{self, ErrorCode, ErrorObject, RequestId};
-use serde::Serialize;
 
-/// A serializable result, type-erased.
-trait EncodeResult: Send {
+/// A result that can write itself, with its response envelope, into an output buffer.
+pub(crate) trait EncodeResult: Send {
     fn encode(&self, id: &RequestId, out: &mut Vec<u8>) -> serde_json::Result<()>;
-}
 
-impl<T: Serialize + Send> EncodeResult for T {
-    fn encode(&self, id: &RequestId, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        jsonrpc::write_result(out, id, self)
+    /// About how many bytes `encode` will write, so the buffer grows once.
+    fn size_hint(&self) -> usize {
+        0
     }
 }
 
-enum Body {
+macro_rules! encode_with_serde {
+    ($($t:ty),* $(,)?) => {$(
+        impl EncodeResult for $t {
+            fn encode(&self, id: &RequestId, out: &mut Vec<u8>) -> serde_json::Result<()> {
+                jsonrpc::write_result(out, id, self)
+            }
+        }
+    )*};
+}
+
+encode_with_serde!(
+    rsrc_protocol::lifecycle::InitializeResult,
+    rsrc_protocol::lifecycle::EmptyResult,
+    rsrc_protocol::lifecycle::DiscoverResult,
+    rsrc_protocol::resources::ListResourcesResult<crate::provider::Listed>,
+    rsrc_protocol::resources::ListResourceTemplatesResult,
+    rsrc_protocol::resources::ResourceMetadataResult,
+    rsrc_protocol::completion::CompleteResult,
+);
+
+/// Read results are written by hand around the contents, so that blobs go into the
+/// buffer as base64 without a JSON escaping pass.
+impl EncodeResult for rsrc_protocol::resources::ReadResourceResult {
+    fn encode(&self, id: &RequestId, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        serde_json::to_writer(&mut *out, id)?;
+        out.extend_from_slice(b",\"result\":");
+        self.write_json(out)?;
+        out.push(b'}');
+        Ok(())
+    }
+
+    fn size_hint(&self) -> usize {
+        self.contents
+            .iter()
+            .map(|c| match &c.body {
+                // Text grows a little with escapes; base64 by a third.
+                rsrc_protocol::Body::Text(t) => t.len() + t.len() / 16,
+                rsrc_protocol::Body::Blob(b) => b.len().div_ceil(3) * 4,
+            } + 512)
+            .sum()
+    }
+}
+
+enum Payload {
     Result(RequestId, Box<dyn EncodeResult>),
     Error(Option<RequestId>, ErrorObject),
 }
 
 /// A response to one request.
 pub struct Reply {
-    body: Body,
+    body: Payload,
 }
 
 impl std::fmt::Debug for Reply {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.body {
-            Body::Result(id, _) => f.debug_tuple("Reply::Result").field(id).finish(),
-            Body::Error(id, e) => f.debug_tuple("Reply::Error").field(id).field(e).finish(),
+            Payload::Result(id, _) => f.debug_tuple("Reply::Result").field(id).finish(),
+            Payload::Error(id, e) => f.debug_tuple("Reply::Error").field(id).field(e).finish(),
         }
     }
 }
 
 impl Reply {
     /// A result response.
-    pub(crate) fn result<T: Serialize + Send + 'static>(id: RequestId, result: T) -> Reply {
+    pub(crate) fn result<T: EncodeResult + 'static>(id: RequestId, result: T) -> Reply {
         Reply {
-            body: Body::Result(id, Box::new(result)),
+            body: Payload::Result(id, Box::new(result)),
         }
     }
 
     /// An error response; `id` is `None` when the request's id could not be read.
     pub(crate) fn error(id: Option<RequestId>, error: ErrorObject) -> Reply {
         Reply {
-            body: Body::Error(id, error),
+            body: Payload::Error(id, error),
         }
     }
 
     /// The id this reply answers.
     pub fn id(&self) -> Option<&RequestId> {
         match &self.body {
-            Body::Result(id, _) => Some(id),
-            Body::Error(id, _) => id.as_ref(),
+            Payload::Result(id, _) => Some(id),
+            Payload::Error(id, _) => id.as_ref(),
         }
     }
 
     /// The error, if this is an error response.
     pub fn error_object(&self) -> Option<&ErrorObject> {
         match &self.body {
-            Body::Error(_, e) => Some(e),
-            Body::Result(..) => None,
+            Payload::Error(_, e) => Some(e),
+            Payload::Result(..) => None,
         }
     }
 
     /// Appends the encoded response (no trailing newline) to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let start = out.len();
+        if let Payload::Result(_, result) = &self.body {
+            out.reserve(result.size_hint());
+        }
         let written = match &self.body {
-            Body::Result(id, result) => result.encode(id, out),
-            Body::Error(id, e) => jsonrpc::write_error(&mut *out, id.as_ref(), e),
+            Payload::Result(id, result) => result.encode(id, out),
+            Payload::Error(id, e) => jsonrpc::write_error(&mut *out, id.as_ref(), e),
         };
         if let Err(e) = written {
             tracing::error!(error = %e, id = ?self.id(), "a result could not be encoded");
@@ -90,13 +135,21 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
+    struct Unencodable;
+
+    impl EncodeResult for Unencodable {
+        fn encode(&self, id: &RequestId, out: &mut Vec<u8>) -> serde_json::Result<()> {
+            // Maps with non-string keys cannot be JSON.
+            let mut bad = HashMap::new();
+            bad.insert(vec![1u8], 1);
+            jsonrpc::write_result(out, id, &bad)
+        }
+    }
+
     #[test]
     fn an_unencodable_result_becomes_an_internal_error_with_the_same_id() {
-        // Maps with non-string keys cannot be JSON.
-        let mut bad = HashMap::new();
-        bad.insert(vec![1u8], 1);
         let mut out = b"prefix".to_vec();
-        Reply::result(RequestId::Number(4), bad).encode(&mut out);
+        Reply::result(RequestId::Number(4), Unencodable).encode(&mut out);
         assert_eq!(
             std::str::from_utf8(&out).unwrap(),
             r#"prefix{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"internal error"}}"#

@@ -72,11 +72,19 @@ impl Input {
     }
 }
 
+/// The pipe buffer asked for on stdout: a 1 MiB response then crosses in one or two
+/// rounds instead of sixteen 64 KiB ones, each a wake-up of the reader and of the server.
+const PIPE_BUFFER: usize = 1024 * 1024;
+
 impl Output {
     fn open() -> io::Result<Output> {
         Ok(
             match classify(io::stdout().as_fd().try_clone_to_owned()?)? {
-                Kind::Pipe(f) => Output::Pipe(pipe::Sender::from_file(f)?),
+                Kind::Pipe(f) => {
+                    // Best effort: the system may cap pipe sizes lower.
+                    let _ = rustix::pipe::fcntl_setpipe_size(&f, PIPE_BUFFER);
+                    Output::Pipe(pipe::Sender::from_file(f)?)
+                }
                 Kind::Socket(s) => Output::Socket(UnixStream::from_std(s)?),
                 Kind::Other => Output::Std(tokio::io::stdout()),
             },

@@ -58,6 +58,10 @@ impl Default for StreamConfig {
 
 type Pending = FuturesUnordered<BoxFuture<'static, Option<Reply>>>;
 
+/// Output buffers up to this capacity are kept for the next replies; a larger one (after a
+/// large read) is given back, so that an idle connection does not hold its peak memory.
+const KEEP_BUFFER: usize = 4 * 1024 * 1024;
+
 fn push_line(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
     out.push(b'\n');
@@ -149,8 +153,8 @@ where
                     0 => return Err(io::ErrorKind::WriteZero.into()),
                     n => written += n,
                 }
-                if written == writing.len() && writing.capacity() > 4 * 1024 * 1024 {
-                    // Give back the memory of a large reply.
+                if written == writing.len() && writing.capacity() > KEEP_BUFFER {
+                    // Give back the memory of a very large reply.
                     writing = Vec::with_capacity(64 * 1024);
                     written = 0;
                 }
