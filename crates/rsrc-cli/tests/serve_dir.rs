@@ -143,7 +143,7 @@ async fn listing_100k_files_keeps_server_memory_bounded() {
     let peak = status_kib(pid, "VmHWM:");
     let growth_mib = peak.saturating_sub(baseline) / 1024;
     eprintln!("server RSS after the first page {baseline} KiB, peak after {pages} pages {peak} KiB");
-    // The listing cache holds at most 65,536 entries (about 16 MiB); pages are ~100 KiB.
+    // The listing cache holds at most 65,536 entries (about 20 MiB); pages are ~100 KiB.
     assert!(
         growth_mib < 40,
         "peak {peak} KiB, {growth_mib} MiB over the first page's {baseline} KiB"

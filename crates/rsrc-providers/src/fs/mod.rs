@@ -74,7 +74,8 @@ pub struct FsConfig {
     pub convert_timeout: Duration,
     /// Caching hint for 2026-07-28 clients (default: the server's).
     pub cache: Option<CacheHint>,
-    /// Most directory entries kept in the listing cache (default 262,144; 0 disables it).
+    /// Most directory entries kept in the listing cache (default 65,536, about 20 MiB; 0
+    /// disables it).
     /// A cached directory is reused while its stamp is unchanged (no entry added, removed
     /// or renamed) and for at most `listing_cache_ttl`.
     pub listing_cache_entries: usize,
@@ -114,7 +115,7 @@ impl Default for FsConfig {
             converters: default_converters(),
             convert_timeout: Duration::from_secs(10),
             cache: None,
-            listing_cache_entries: 256 * 1024,
+            listing_cache_entries: 64 * 1024,
             listing_cache_ttl: Duration::from_secs(2),
             modified_in_full_listing: false,
         }
