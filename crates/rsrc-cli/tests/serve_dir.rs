@@ -142,7 +142,9 @@ async fn listing_100k_files_keeps_server_memory_bounded() {
     assert_eq!(pages, 100);
     let peak = status_kib(pid, "VmHWM:");
     let growth_mib = peak.saturating_sub(baseline) / 1024;
-    eprintln!("server RSS after the first page {baseline} KiB, peak after {pages} pages {peak} KiB");
+    eprintln!(
+        "server RSS after the first page {baseline} KiB, peak after {pages} pages {peak} KiB"
+    );
     // The listing cache holds at most 65,536 entries (about 20 MiB); pages are ~100 KiB.
     assert!(
         growth_mib < 40,

@@ -449,8 +449,10 @@ fn pagination_is_stable_while_files_are_created_and_deleted() {
         let root = root.clone();
         let stop = Arc::clone(&stop);
         std::thread::spawn(move || {
+            // A bounded writer: enough churn to overlap the whole walk, never so much that
+            // the walk has to chase it.
             let mut n = 0u64;
-            while !stop.load(Ordering::Relaxed) {
+            while !stop.load(Ordering::Relaxed) && n < 2000 {
                 let d = n % 20;
                 let name = root.join(format!("d{d:02}/t{n:06}.txt"));
                 let _ = std::fs::write(&name, "transient");

@@ -88,6 +88,10 @@ pub struct FsConfig {
     /// a third smaller; a directory's listing, `resources/metadata` and reads always carry
     /// the modification time.
     pub modified_in_full_listing: bool,
+    /// Whether the provider fills the listing cache on a thread of its own as soon as it
+    /// starts (default: yes), so that the first listing is as fast as the next ones. The
+    /// thread stops at the cache's budget.
+    pub warm_listing_cache: bool,
 }
 
 impl std::fmt::Debug for FsConfig {
@@ -118,6 +122,7 @@ impl Default for FsConfig {
             listing_cache_entries: 64 * 1024,
             listing_cache_ttl: Duration::from_secs(2),
             modified_in_full_listing: false,
+            warm_listing_cache: true,
         }
     }
 }
@@ -157,6 +162,11 @@ struct Root {
 
 /// Directories served as resources.
 pub struct FsProvider {
+    tree: Arc<Tree>,
+}
+
+/// The provider's state, shared with the thread that warms the listing cache.
+struct Tree {
     roots: Vec<Arc<Root>>,
     filter: Filter,
     cache: Option<DirCache>,
@@ -168,7 +178,7 @@ impl std::fmt::Debug for FsProvider {
         f.debug_struct("FsProvider")
             .field(
                 "roots",
-                &self.roots.iter().map(|r| &r.name).collect::<Vec<_>>(),
+                &self.tree.roots.iter().map(|r| &r.name).collect::<Vec<_>>(),
             )
             .finish_non_exhaustive()
     }
@@ -246,12 +256,21 @@ impl FsProvider {
         let filter = Filter::new(&config.filter).map_err(FsError::BadGlob)?;
         let cache = (config.listing_cache_entries > 0)
             .then(|| DirCache::new(config.listing_cache_entries, config.listing_cache_ttl));
-        Ok(FsProvider {
+        let warm = cache.is_some() && config.warm_listing_cache;
+        let tree = Arc::new(Tree {
             roots: opened,
             filter,
             cache,
             config,
-        })
+        });
+        if warm {
+            let warming = Arc::clone(&tree);
+            // Best effort: without the thread, the first listing fills the cache instead.
+            let _ = std::thread::Builder::new()
+                .name("rsrc-fs-warm".into())
+                .spawn(move || warming.warm());
+        }
+        Ok(FsProvider { tree })
     }
 
     /// Serves one directory.
@@ -259,7 +278,9 @@ impl FsProvider {
         let path = path.into();
         FsProvider::new(vec![(default_root_name(&path), path)], config)
     }
+}
 
+impl Tree {
     fn multi(&self) -> bool {
         self.roots.len() > 1
     }
@@ -649,17 +670,44 @@ fn position(root: usize, path: &RelPath) -> Vec<u8> {
     v
 }
 
+impl Tree {
+    /// Fills the listing cache ahead of the first listing, up to its budget (run on a
+    /// thread of its own when the provider starts).
+    fn warm(&self) {
+        let budget = self.config.listing_cache_entries;
+        let mut warmed = 0;
+        for root in 0..self.roots.len() {
+            let mut after: Option<RelPath> = None;
+            while warmed < budget {
+                let Ok((files, more)) = walk::files_after(&self.scope(root), after.as_ref(), 1000)
+                else {
+                    break;
+                };
+                for (dir, e) in &files {
+                    self.listed(root, dir, e);
+                }
+                warmed += files.len();
+                match files.last() {
+                    Some((dir, e)) if more => after = Some(dir.join(&e.name)),
+                    _ => break,
+                }
+            }
+        }
+        tracing::debug!(files = warmed, "listing cache warmed");
+    }
+}
+
 impl Provider for FsProvider {
     fn templates(&self) -> Vec<ResourceTemplate> {
-        (0..self.roots.len())
+        (0..self.tree.roots.len())
             .map(|i| {
-                let name = if self.multi() {
-                    format!("files of {}", self.roots[i].name)
+                let name = if self.tree.multi() {
+                    format!("files of {}", self.tree.roots[i].name)
                 } else {
                     "files".to_owned()
                 };
-                ResourceTemplate::new(self.template_for(i), name)
-                    .with_title(format!("Files in {}", self.roots[i].name))
+                ResourceTemplate::new(self.tree.template_for(i), name)
+                    .with_title(format!("Files in {}", self.tree.roots[i].name))
                     .with_description(
                         "Any file or directory under the served directory, by its relative path",
                     )
@@ -677,17 +725,17 @@ impl Provider for FsProvider {
         req: ListRequest<'_>,
     ) -> Result<Page, ResourceError> {
         match req.parent {
-            None => self.list_files(req.after, req.limit),
-            Some(uri) => self.list_children(uri, req.after, req.limit),
+            None => self.tree.list_files(req.after, req.limit),
+            Some(uri) => self.tree.list_children(uri, req.after, req.limit),
         }
     }
 
     async fn metadata(&self, _ctx: &RequestContext, uri: &str) -> Result<Resource, ResourceError> {
-        match self.resolve(uri)? {
-            Target::Roots => Ok(self.roots_collection()),
+        match self.tree.resolve(uri)? {
+            Target::Roots => Ok(self.tree.roots_collection()),
             Target::Path(root, rel) => {
-                let md = self.stat(uri, root, &rel)?;
-                let mut r = self.resource(root, &rel, &md);
+                let md = self.tree.stat(uri, root, &rel)?;
+                let mut r = self.tree.resource(root, &rel, &md);
                 r.uri = uri.to_owned();
                 Ok(r)
             }
@@ -695,20 +743,20 @@ impl Provider for FsProvider {
     }
 
     async fn read(&self, _ctx: &RequestContext, uri: &str) -> Result<ReadOutput, ResourceError> {
-        let contents = match self.resolve(uri)? {
+        let contents = match self.tree.resolve(uri)? {
             Target::Roots => Vec::new(),
             Target::Path(root, rel) => {
-                let md = self.stat(uri, root, &rel)?;
+                let md = self.tree.stat(uri, root, &rel)?;
                 if md.is_dir {
-                    self.collection(uri, root, &rel).await?
+                    self.tree.collection(uri, root, &rel).await?
                 } else {
-                    self.document(uri, root, &rel, &md, true).await?
+                    self.tree.document(uri, root, &rel, &md, true).await?
                 }
             }
         };
         Ok(ReadOutput {
             contents,
-            cache: self.config.cache,
+            cache: self.tree.config.cache,
         })
     }
 
@@ -717,7 +765,7 @@ impl Provider for FsProvider {
         _ctx: &RequestContext,
         req: CompleteRequest<'_>,
     ) -> Result<Completion, ResourceError> {
-        let Some(root) = self.template_root(req.template) else {
+        let Some(root) = self.tree.template_root(req.template) else {
             return Ok(Completion::empty());
         };
         if req.argument != "path" {
@@ -726,6 +774,6 @@ impl Provider for FsProvider {
                 req.template, req.argument
             )));
         }
-        Ok(self.complete_path(root, req.value))
+        Ok(self.tree.complete_path(root, req.value))
     }
 }
