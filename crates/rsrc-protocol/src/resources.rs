@@ -520,7 +520,7 @@ impl ResourceContents {
         match &self.body {
             Body::Text(t) => {
                 out.extend_from_slice(b"\"text\":");
-                serde_json::to_writer(&mut *out, t)?;
+                write_json_str(out, t);
             }
             Body::Blob(b) => {
                 out.extend_from_slice(b"\"blob\":\"");
@@ -536,6 +536,64 @@ impl ResourceContents {
         out.push(b'}');
         Ok(())
     }
+}
+
+/// Appends `s` as a JSON string literal, escaped exactly as `serde_json` escapes it, but
+/// testing eight bytes at a time: runs with nothing to escape (nearly all of a text file)
+/// are copied whole.
+fn write_json_str(out: &mut Vec<u8>, s: &str) {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    /// Whether some byte of `w` is below `n` (`n` ≤ 0x80); exact, as the classic
+    /// "has a zero byte" test it generalises.
+    const fn has_below(w: u64, n: u8) -> bool {
+        w.wrapping_sub(ONES * n as u64) & !w & HIGH != 0
+    }
+    const fn has_byte(w: u64, b: u8) -> bool {
+        has_below(w ^ (ONES * b as u64), 1)
+    }
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut clean = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(chunk) = bytes.get(i..i + 8) {
+            let w = u64::from_ne_bytes(chunk.try_into().unwrap_or([0; 8]));
+            if !has_below(w, 0x20) && !has_byte(w, b'"') && !has_byte(w, b'\\') {
+                i += 8;
+                continue;
+            }
+        }
+        let b = bytes[i];
+        let short: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0x00..=0x1f => b"",
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.extend_from_slice(&bytes[clean..i]);
+        if short.is_empty() {
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 0xf)]);
+        } else {
+            out.extend_from_slice(short);
+        }
+        i += 1;
+        clean = i;
+    }
+    out.extend_from_slice(&bytes[clean..]);
+    out.push(b'"');
 }
 
 /// A borrowed-or-owned string value.
@@ -911,6 +969,34 @@ mod tests {
         assert_eq!(back.body.as_bytes(), &[0u8, 255, 16, 1]);
         let bad = serde_json::from_str::<ResourceContents>(r#"{"uri":"x:b","blob":"!!"}"#);
         assert!(bad.unwrap_err().to_string().contains("base64"));
+    }
+
+    #[test]
+    fn strings_are_escaped_exactly_as_serde_json_escapes_them() {
+        let mut cases: Vec<String> = vec![
+            String::new(),
+            "plain ascii text, long enough to cover several words".into(),
+            "\"\\\n\r\t\u{8}\u{c}\u{0}\u{1f}\u{7f} é 世界 😀".into(),
+            "1234567\"".into(),
+            "\u{1}2345678".into(),
+        ];
+        // Every single byte value below 0x80 at every position of a 17-byte string.
+        for b in 0u8..0x80 {
+            for pos in 0..17 {
+                let mut v = vec![b'a'; 17];
+                v[pos] = b;
+                cases.push(String::from_utf8(v).unwrap());
+            }
+        }
+        for case in cases {
+            let mut out = Vec::new();
+            write_json_str(&mut out, &case);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string(&case).unwrap(),
+                "{case:?}"
+            );
+        }
     }
 
     #[test]
