@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cap_std::ambient_authority;
-use cap_std::fs::Dir;
+use cap_std::fs::{Dir, Metadata};
 use rsrc::protocol::{
     Body, CacheHint, Completion, DIRECTORY_MIME_TYPE, Resource, ResourceCapabilities,
     ResourceContents, ResourceTemplate,
@@ -47,7 +47,7 @@ pub use filter::FilterConfig;
 use cache::DirCache;
 use filter::Filter;
 use path::{RelPath, display_name, push_segment};
-use read::{ReadError, mime_for, mime_from_name, read_capped};
+use read::{ReadError, mime_for, mime_from_name, open_checked, read_open};
 use walk::{Info, Kind, Scope};
 
 /// The URI prefix of the filesystem provider.
@@ -202,9 +202,11 @@ fn last_modified(info: &Info) -> Option<String> {
     Some(humantime::format_rfc3339_seconds(info.modified?).to_string())
 }
 
-/// `ELOOP` and `ENAMETOOLONG` on Linux.
+/// `ELOOP`, `ENAMETOOLONG`, `ENXIO` (opening a socket) and `ENODEV` on Linux.
 const ELOOP: i32 = 40;
 const ENAMETOOLONG: i32 = 36;
+const ENXIO: i32 = 6;
+const ENODEV: i32 = 19;
 
 /// A filesystem error as the client sees it. Everything that means "not reachable from
 /// this root" — absent, not a directory, an escape refused by the capability handle, a
@@ -214,7 +216,10 @@ fn io_error(uri: &str, e: &io::Error) -> ResourceError {
     let unreachable = matches!(
         e.kind(),
         io::ErrorKind::NotFound | io::ErrorKind::NotADirectory | io::ErrorKind::PermissionDenied
-    ) || matches!(e.raw_os_error(), Some(ELOOP | ENAMETOOLONG));
+    ) || matches!(
+        e.raw_os_error(),
+        Some(ELOOP | ENAMETOOLONG | ENXIO | ENODEV)
+    );
     if unreachable {
         tracing::debug!(%uri, error = %e, "not served");
         ResourceError::not_found(uri)
@@ -493,21 +498,35 @@ impl Tree {
         })
     }
 
-    async fn read_file(
-        &self,
-        root: usize,
-        rel: &RelPath,
-        size_hint: u64,
-    ) -> Result<Vec<u8>, ReadError> {
+    /// Reads an open file, on the calling task if it is small, else on a blocking thread.
+    async fn read_file(&self, file: cap_std::fs::File, md: Metadata) -> Result<Vec<u8>, ReadError> {
         let cap = self.config.max_read;
-        if size_hint <= self.config.inline_read_limit {
-            return read_capped(&self.roots[root].dir, rel, cap);
+        if md.len() <= self.config.inline_read_limit {
+            return read_open(file, &md, cap);
         }
-        let owner = Arc::clone(&self.roots[root]);
-        let rel = rel.clone();
-        tokio::task::spawn_blocking(move || read_capped(&owner.dir, &rel, cap))
+        tokio::task::spawn_blocking(move || read_open(file, &md, cap))
             .await
             .unwrap_or_else(|e| Err(ReadError::Io(io::Error::other(e))))
+    }
+
+    /// Opens an exposed path: the open handle (none for a root) and its metadata.
+    fn open(
+        &self,
+        uri: &str,
+        root: usize,
+        rel: &RelPath,
+    ) -> Result<(Option<cap_std::fs::File>, Metadata), ResourceError> {
+        let dir = &self.roots[root].dir;
+        let (file, md) = if rel.is_root() {
+            (None, dir.dir_metadata().map_err(|e| io_error(uri, &e))?)
+        } else {
+            let (file, md) = open_checked(dir, rel).map_err(|e| self.read_error(uri, e))?;
+            (Some(file), md)
+        };
+        if !self.filter.path_visible(root, dir, rel, md.is_dir()) {
+            return Err(ResourceError::not_found(uri));
+        }
+        Ok((file, md))
     }
 
     fn read_error(&self, uri: &str, e: ReadError) -> ResourceError {
@@ -522,20 +541,23 @@ impl Tree {
         }
     }
 
-    /// The representations of one file: itself (text if UTF-8, else binary), then any
+    /// The representations of one open file: itself (text if UTF-8, else binary), then any
     /// converter's alternative.
     async fn document(
         &self,
         uri: &str,
         root: usize,
         rel: &RelPath,
-        md: &Info,
+        file: cap_std::fs::File,
+        md: Metadata,
         convert: bool,
     ) -> Result<Vec<ResourceContents>, ResourceError> {
+        let info = Info::from(&md);
         let bytes = self
-            .read_file(root, rel, md.len)
+            .read_file(file, md)
             .await
             .map_err(|e| self.read_error(uri, e))?;
+        let md = &info;
         let name = rel.name().unwrap_or_default();
         let mut meta = self.resource(root, rel, md);
         meta.uri = uri.to_owned();
@@ -599,9 +621,14 @@ impl Tree {
                 continue;
             }
             let path = dir.join(&e.name);
-            let md = e.info;
             let child_uri = self.uri(root, &path);
-            if let Ok(contents) = self.document(&child_uri, root, &path, &md, false).await {
+            let Ok((file, md)) = open_checked(&self.roots[root].dir, &path) else {
+                continue;
+            };
+            if let Ok(contents) = self
+                .document(&child_uri, root, &path, file, md, false)
+                .await
+            {
                 let size: u64 = contents.iter().map(|c| c.body.len() as u64).sum();
                 if used + size <= self.config.collection_budget {
                     used += size;
@@ -745,14 +772,12 @@ impl Provider for FsProvider {
     async fn read(&self, _ctx: &RequestContext, uri: &str) -> Result<ReadOutput, ResourceError> {
         let contents = match self.tree.resolve(uri)? {
             Target::Roots => Vec::new(),
-            Target::Path(root, rel) => {
-                let md = self.tree.stat(uri, root, &rel)?;
-                if md.is_dir {
-                    self.tree.collection(uri, root, &rel).await?
-                } else {
-                    self.tree.document(uri, root, &rel, &md, true).await?
+            Target::Path(root, rel) => match self.tree.open(uri, root, &rel)? {
+                (Some(file), md) if md.is_file() => {
+                    self.tree.document(uri, root, &rel, file, md, true).await?
                 }
-            }
+                _ => self.tree.collection(uri, root, &rel).await?,
+            },
         };
         Ok(ReadOutput {
             contents,

@@ -11,7 +11,7 @@
 use std::ffi::OsStr;
 use std::io::{self, Read};
 
-use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
+use cap_std::fs::{Dir, File, Metadata, OpenOptions, OpenOptionsExt};
 
 use super::path::RelPath;
 
@@ -38,12 +38,21 @@ impl From<io::Error> for ReadError {
     }
 }
 
-/// Reads a whole regular file of at most `cap` bytes.
-pub(crate) fn read_capped(dir: &Dir, path: &RelPath, cap: u64) -> Result<Vec<u8>, ReadError> {
+/// Opens `path` without blocking (a FIFO) or adopting a terminal, and reads its metadata
+/// from the open handle. Only regular files and directories are accepted.
+pub(crate) fn open_checked(dir: &Dir, path: &RelPath) -> Result<(File, Metadata), ReadError> {
     let mut options = OpenOptions::new();
     options.read(true).custom_flags(open_flags());
     let file = dir.open_with(path.to_path(), &options)?;
     let md = file.metadata()?;
+    if !(md.is_file() || md.is_dir()) {
+        return Err(ReadError::NotRegular);
+    }
+    Ok((file, md))
+}
+
+/// Reads a whole open regular file of at most `cap` bytes; `md` is its metadata.
+pub(crate) fn read_open(file: File, md: &Metadata, cap: u64) -> Result<Vec<u8>, ReadError> {
     if !md.is_file() {
         return Err(ReadError::NotRegular);
     }
