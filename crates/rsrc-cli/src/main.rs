@@ -23,7 +23,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Serve resources over MCP (stdio). With no source, serves a bundled sample.
+    /// Serve resources over MCP (stdio, or Streamable HTTP with --http). With no source,
+    /// serves a bundled sample.
     Serve(serve::ServeArgs),
 }
 

@@ -3,10 +3,12 @@
 //! Invariant: on stdio the whole server runs on one thread (a current-thread runtime), so
 //! a request is decoded, served and encoded without a thread hop.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
+use rsrc::transport::http::{AuthConfig, HttpConfig, JwtVerifier, TokenVerifier};
 use rsrc::transport::{StreamConfig, serve_stdio};
 use rsrc::{Server, ServerConfig};
 use rsrc_providers::fs::{self, FilterConfig, FsConfig, FsProvider};
@@ -55,9 +57,113 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = 128)]
     max_in_flight: usize,
 
-    /// How long requests in flight may finish after stdin closes.
+    /// How long requests in flight may finish after stdin closes or, over HTTP, after
+    /// SIGINT/SIGTERM.
     #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
     shutdown_grace: Duration,
+
+    /// Serve the fixture of the official MCP conformance suite (`test://…`) alongside
+    /// the sources.
+    #[arg(long)]
+    conformance_fixtures: bool,
+
+    #[command(flatten)]
+    http: HttpArgs,
+}
+
+/// Options of the Streamable HTTP transport.
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Streamable HTTP")]
+pub(crate) struct HttpArgs {
+    /// Serve Streamable HTTP at `http://ADDR/mcp` instead of stdio (`PORT` alone binds
+    /// 127.0.0.1).
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
+    http: Option<SocketAddr>,
+
+    /// Allow binding a non-loopback address (anyone who can reach it can read what is
+    /// served: pair it with --bearer-token-file or a JWT key).
+    #[arg(long)]
+    allow_remote: bool,
+
+    /// `Host` value to accept, e.g. `mcp.example.com` or `mcp.example.com:8443`
+    /// (default: localhost, 127.0.0.1 and [::1] with the bound port); repeatable.
+    #[arg(long, value_name = "HOST")]
+    allowed_host: Vec<String>,
+
+    /// `Origin` to accept from browsers, e.g. `https://app.example.com` (default: the
+    /// allowed loopback hosts); repeatable.
+    #[arg(long, value_name = "ORIGIN")]
+    allowed_origin: Vec<String>,
+
+    /// Largest request body.
+    #[arg(long, default_value = "4MiB", value_parser = parse_size)]
+    max_body: u64,
+
+    /// Most HTTP connections at once.
+    #[arg(long, default_value_t = 1024)]
+    max_connections: usize,
+
+    /// Most sessions (2025 revisions) at once.
+    #[arg(long, default_value_t = 4096)]
+    max_sessions: usize,
+
+    /// A session unused this long ends.
+    #[arg(long, default_value = "30m", value_parser = humantime::parse_duration)]
+    session_idle: Duration,
+
+    /// Longest wait for a request's headers, and for the next request on an idle
+    /// keep-alive connection.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    header_timeout: Duration,
+
+    /// Worker threads (default: one per CPU).
+    #[arg(long)]
+    threads: Option<usize>,
+
+    /// Require `Authorization: Bearer <token>` with the token in this file.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["jwt_secret_file", "jwt_public_key"])]
+    bearer_token_file: Option<PathBuf>,
+
+    /// Require JWTs signed with the HMAC secret in this file (HS256/384/512).
+    #[arg(long, value_name = "FILE", conflicts_with = "jwt_public_key")]
+    jwt_secret_file: Option<PathBuf>,
+
+    /// Require JWTs signed by the private half of this PEM public key (RSA, EC or
+    /// Ed25519).
+    #[arg(long, value_name = "FILE")]
+    jwt_public_key: Option<PathBuf>,
+
+    /// Audience a JWT must name (default: the public URL); repeatable.
+    #[arg(long, value_name = "AUD")]
+    jwt_audience: Vec<String>,
+
+    /// Issuer a JWT must name; repeatable (default: any).
+    #[arg(long, value_name = "ISS")]
+    jwt_issuer: Vec<String>,
+
+    /// Authorization server to publish in the protected-resource metadata; repeatable.
+    #[arg(long, value_name = "URL")]
+    authorization_server: Vec<String>,
+
+    /// This endpoint's public URL, e.g. `https://mcp.example.com/mcp` (default:
+    /// `http://ADDR/mcp`): the resource identifier and default JWT audience.
+    #[arg(long, value_name = "URL")]
+    public_url: Option<String>,
+}
+
+/// `ADDR:PORT`, `[V6]:PORT`, `localhost:PORT` or `PORT`.
+fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    if let Ok(port) = s.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    if let Some(port) = s.strip_prefix("localhost:") {
+        let port = port
+            .parse::<u16>()
+            .map_err(|_| format!("bad port in {s:?}"))?;
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    s.parse()
+        .map_err(|_| format!("not an address: {s:?} (expected e.g. 127.0.0.1:8080 or 8080)"))
 }
 
 /// Parses `1024`, `64KiB`, `32MiB`, `1GiB` (also `K`, `M`, `G`, `KB`, `MB`, `GB` as
@@ -130,6 +236,9 @@ fn build(args: &ServeArgs) -> Result<Server, Box<dyn std::error::Error>> {
 
 pub(crate) fn run(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let server = build(args)?;
+    if let Some(addr) = args.http.http {
+        return serve_http(args, &server, addr);
+    }
     let stream = StreamConfig {
         max_line: usize::try_from(args.max_message).unwrap_or(usize::MAX),
         max_in_flight: args.max_in_flight.max(1),
@@ -144,6 +253,109 @@ pub(crate) fn run(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         serve_stdio(&server, &stream).await
     })?;
     Ok(())
+}
+
+fn read_secret(path: &Path) -> Result<Vec<u8>, String> {
+    let mut bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    while bytes.last().is_some_and(u8::is_ascii_whitespace) {
+        bytes.pop();
+    }
+    if bytes.is_empty() {
+        return Err(format!("{}: empty", path.display()));
+    }
+    Ok(bytes)
+}
+
+fn auth_config(
+    h: &HttpArgs,
+    addr: SocketAddr,
+) -> Result<Option<AuthConfig>, Box<dyn std::error::Error>> {
+    let verifier = if let Some(path) = &h.bearer_token_file {
+        let token = String::from_utf8(read_secret(path)?)
+            .map_err(|_| format!("{}: the token is not UTF-8", path.display()))?;
+        TokenVerifier::Static(token)
+    } else if let Some(path) = &h.jwt_secret_file {
+        TokenVerifier::Jwt(
+            JwtVerifier::hmac(&read_secret(path)?)
+                .audience(h.jwt_audience.clone())
+                .issuer(h.jwt_issuer.clone()),
+        )
+    } else if let Some(path) = &h.jwt_public_key {
+        let pem = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        TokenVerifier::Jwt(
+            JwtVerifier::public_key_pem(&pem)
+                .map_err(|e| format!("{}: {e}", path.display()))?
+                .audience(h.jwt_audience.clone())
+                .issuer(h.jwt_issuer.clone()),
+        )
+    } else {
+        return Ok(None);
+    };
+    let resource = h
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{addr}/mcp"));
+    let mut config = AuthConfig::new(verifier, resource);
+    for a in &h.authorization_server {
+        config = config.authorization_server(a.clone());
+    }
+    Ok(Some(config))
+}
+
+fn serve_http(
+    args: &ServeArgs,
+    server: &Server,
+    addr: SocketAddr,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let h = &args.http;
+    if !addr.ip().is_loopback() {
+        if !h.allow_remote {
+            return Err(format!(
+                "refusing to bind {addr}: not a loopback address (pass --allow-remote to serve other hosts)"
+            )
+            .into());
+        }
+        tracing::warn!(%addr, "serving on a non-loopback address: anyone who can reach it can read what is served");
+    }
+    let config = HttpConfig {
+        allowed_hosts: h.allowed_host.clone(),
+        allowed_origins: h.allowed_origin.clone(),
+        max_body: usize::try_from(h.max_body).unwrap_or(usize::MAX),
+        max_connections: h.max_connections.max(1),
+        max_sessions: h.max_sessions.max(1),
+        session_idle: h.session_idle,
+        header_read_timeout: h.header_timeout,
+        shutdown_grace: args.shutdown_grace,
+        auth: auth_config(h, addr)?,
+        ..HttpConfig::default()
+    };
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = h.threads {
+        runtime.worker_threads(n.max(1));
+    }
+    let runtime = runtime.enable_all().build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        rsrc::transport::http::serve_http(server, listener, config, shutdown_signal()).await
+    })?;
+    Ok(())
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(error = %e, "SIGTERM cannot be handled");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
 }
 
 #[cfg(test)]

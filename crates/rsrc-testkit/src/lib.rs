@@ -1,4 +1,5 @@
-//! Test support: a raw-JSON [`Peer`] that talks to a server over any byte stream, and
+//! Test support: a raw-JSON [`Peer`] that talks to a server over any byte stream, an
+//! [`HttpPeer`] that talks Streamable HTTP over loopback sockets, and
 //! [`validate`], which checks a message against the official JSON schema of a protocol
 //! revision (copied under `testdata/schema/`).
 //!
@@ -6,8 +7,10 @@
 //! revision the peer speaks before the test sees it; a test cannot look at a server
 //! message that the schema rejects.
 
+pub mod http;
 mod peer;
 mod schema;
 
+pub use http::{HttpPeer, HttpResponse, SseEvent, SseStream};
 pub use peer::{Peer, modern_meta};
 pub use schema::validate;

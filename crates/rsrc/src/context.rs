@@ -24,9 +24,35 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 /// The outlet for notifications of one connection, session or request stream. Each item
 /// is one encoded JSON-RPC message without a trailing newline.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Notifier {
-    tx: Option<mpsc::Sender<Vec<u8>>>,
+    outlet: Outlet,
+}
+
+#[derive(Clone)]
+enum Outlet {
+    Discard,
+    Channel(mpsc::Sender<Vec<u8>>),
+    Sink(Arc<dyn NotificationSink>),
+}
+
+impl std::fmt::Debug for Notifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.outlet {
+            Outlet::Discard => "Notifier(discard)",
+            Outlet::Channel(_) => "Notifier(channel)",
+            Outlet::Sink(_) => "Notifier(sink)",
+        })
+    }
+}
+
+/// Where a transport wants notifications delivered when a bounded channel does not fit
+/// (e.g. a replayable event log).
+///
+/// `push` must not block; it returns `false` when the message was dropped.
+pub trait NotificationSink: Send + Sync + 'static {
+    /// Takes one encoded message.
+    fn push(&self, message: Vec<u8>) -> bool;
 }
 
 impl Notifier {
@@ -34,12 +60,26 @@ impl Notifier {
     /// queued messages.
     pub fn channel(capacity: usize) -> (Notifier, mpsc::Receiver<Vec<u8>>) {
         let (tx, rx) = mpsc::channel(capacity.max(1));
-        (Notifier { tx: Some(tx) }, rx)
+        (
+            Notifier {
+                outlet: Outlet::Channel(tx),
+            },
+            rx,
+        )
+    }
+
+    /// A notifier that hands every message to `sink`.
+    pub fn sink(sink: Arc<dyn NotificationSink>) -> Notifier {
+        Notifier {
+            outlet: Outlet::Sink(sink),
+        }
     }
 
     /// A notifier that discards everything (for contexts with no outlet).
     pub fn discard() -> Notifier {
-        Notifier { tx: None }
+        Notifier {
+            outlet: Outlet::Discard,
+        }
     }
 
     /// Encodes and queues a notification. Returns `false` when it was dropped because
@@ -49,12 +89,18 @@ impl Notifier {
     }
 
     fn send_encoded<P: Serialize>(&self, method: &str, params: &P) -> bool {
-        let Some(tx) = &self.tx else { return false };
+        if matches!(self.outlet, Outlet::Discard) {
+            return false;
+        }
         let mut buf = Vec::with_capacity(128);
         if jsonrpc::write_notification(&mut buf, method, Some(params)).is_err() {
             return false;
         }
-        tx.try_send(buf).is_ok()
+        match &self.outlet {
+            Outlet::Discard => false,
+            Outlet::Channel(tx) => tx.try_send(buf).is_ok(),
+            Outlet::Sink(sink) => sink.push(buf),
+        }
     }
 }
 

@@ -29,7 +29,7 @@ mod template;
 pub mod transport;
 mod uri;
 
-pub use context::{Notifier, RequestContext};
+pub use context::{NotificationSink, Notifier, RequestContext};
 pub use error::ResourceError;
 pub use provider::{
     BoxFuture, CompleteRequest, ListRequest, Listed, MAX_POSITION_BYTES, Page, Provider, ReadOutput,

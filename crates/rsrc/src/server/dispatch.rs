@@ -36,12 +36,13 @@ use rsrc_protocol::subscriptions::SubscriptionsListenParams;
 use rsrc_protocol::{ErrorCode, ErrorObject, ProtocolVersion};
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
+use tokio_util::sync::CancellationToken;
 
 use super::Server;
 use super::handlers;
 use super::reply::{EncodeResult, Reply};
 use super::session::Session;
-use crate::context::{ContextParts, RequestContext};
+use crate::context::{ContextParts, Notifier, RequestContext};
 use crate::error::RequestError;
 use crate::provider::BoxFuture;
 
@@ -118,36 +119,72 @@ fn invalid_params(e: &serde_json::Error) -> RequestError {
     RequestError::InvalidParams(format!("invalid params: {e}"))
 }
 
+/// Where a request came from: its session, and where its notifications go.
+struct At<'a> {
+    session: &'a Arc<Session>,
+    notifier: &'a Notifier,
+}
+
 /// Distinguishes registrations of the same id over time.
 static SERIAL: AtomicU64 = AtomicU64::new(0);
 
-/// Unregisters a request from its session when its future ends, however it ends.
+/// Unregisters a request from its session when its future ends, however it ends; a
+/// future dropped before it finished (its transport went away) cancels the request, so
+/// that work it started elsewhere sees the cancellation.
 struct InflightGuard {
     session: Arc<Session>,
     id: RequestId,
     serial: u64,
+    token: CancellationToken,
 }
 
 impl Drop for InflightGuard {
     fn drop(&mut self) {
+        self.token.cancel();
         self.session.end(&self.id, self.serial);
     }
 }
 
 impl Server {
-    /// Handles one encoded message received on `session`.
+    /// Handles one encoded message received on `session`; the notifications of the
+    /// requests it starts (progress, logs) go to the session's notifier.
     pub fn handle(&self, session: &Arc<Session>, bytes: &[u8]) -> Handled {
+        self.handle_scoped(session, bytes, session.notifier())
+    }
+
+    /// Handles one encoded message received on `session`, sending the notifications of
+    /// the request it starts to `notifier` (a transport that answers each request on a
+    /// stream of its own, such as Streamable HTTP, passes that stream's notifier).
+    pub fn handle_scoped(
+        &self,
+        session: &Arc<Session>,
+        bytes: &[u8],
+        notifier: &Notifier,
+    ) -> Handled {
         match jsonrpc::decode(bytes) {
             Err(e) => {
                 tracing::debug!(error = %e, "undecodable message");
                 Handled::Reply(Reply::error(e.id.clone(), e.to_error_object()))
             }
-            Ok(Message::Request(req)) => self.handle_request(session, req),
-            Ok(Message::Notification(n)) => {
+            Ok(message) => self.handle_decoded(session, message, notifier),
+        }
+    }
+
+    /// Like [`Server::handle_scoped`], for a message the transport already decoded (with
+    /// [`jsonrpc::decode`]) to look at it first.
+    pub fn handle_decoded(
+        &self,
+        session: &Arc<Session>,
+        message: Message<'_>,
+        notifier: &Notifier,
+    ) -> Handled {
+        match message {
+            Message::Request(req) => self.handle_request(&At { session, notifier }, req),
+            Message::Notification(n) => {
                 handle_notification(session, &n);
                 Handled::None
             }
-            Ok(Message::Response(r)) => {
+            Message::Response(r) => {
                 tracing::debug!(id = ?r.id, "ignoring a response: this server sends no requests");
                 Handled::None
             }
@@ -166,16 +203,17 @@ impl Server {
         )
     }
 
-    fn handle_request(&self, session: &Arc<Session>, req: Request<'_>) -> Handled {
+    fn handle_request(&self, at: &At<'_>, req: Request<'_>) -> Handled {
         let Request { id, method, params } = req;
         let m = method.as_ref();
+        let session = at.session;
         match m {
             Initialize::NAME => Handled::Reply(self.initialize(session, id, params)),
-            Ping::NAME => self.ping(session, id, params),
+            Ping::NAME => self.ping(at, id, params),
             SetLevel::NAME => {
                 let session_ = Arc::clone(session);
                 self.run(
-                    session,
+                    at,
                     id,
                     m,
                     params,
@@ -186,21 +224,19 @@ impl Server {
                     },
                 )
             }
-            Discover::NAME => self.run(session, id, m, params, Eras::Modern, handlers::discover),
-            ListResources::NAME => self.run(session, id, m, params, Eras::Both, handlers::list),
+            Discover::NAME => self.run(at, id, m, params, Eras::Modern, handlers::discover),
+            ListResources::NAME => self.run(at, id, m, params, Eras::Both, handlers::list),
             DirectoryRead::NAME => {
-                self.run(session, id, m, params, Eras::Both, handlers::directory_read)
+                self.run(at, id, m, params, Eras::Both, handlers::directory_read)
             }
-            ReadResource::NAME => self.run(session, id, m, params, Eras::Both, handlers::read),
-            ResourceMetadata::NAME => {
-                self.run(session, id, m, params, Eras::Both, handlers::metadata)
-            }
+            ReadResource::NAME => self.run(at, id, m, params, Eras::Both, handlers::read),
+            ResourceMetadata::NAME => self.run(at, id, m, params, Eras::Both, handlers::metadata),
             ListResourceTemplates::NAME => {
-                self.run(session, id, m, params, Eras::Both, handlers::templates)
+                self.run(at, id, m, params, Eras::Both, handlers::templates)
             }
-            Complete::NAME => self.run(session, id, m, params, Eras::Both, handlers::complete),
+            Complete::NAME => self.run(at, id, m, params, Eras::Both, handlers::complete),
             Subscribe::NAME | Unsubscribe::NAME => self.run(
-                session,
+                at,
                 id,
                 m,
                 params,
@@ -208,7 +244,7 @@ impl Server {
                 |_, _, _: ResourceParams| handlers::unsupported("resources.subscribe"),
             ),
             SubscriptionsListen::NAME => self.run(
-                session,
+                at,
                 id,
                 m,
                 params,
@@ -277,7 +313,10 @@ impl Server {
                     ));
                 }
             },
-            None if has_caps || eras == Eras::Modern && session.negotiated_version().is_none() => {
+            None if has_caps
+                || session.is_stateless()
+                || eras == Eras::Modern && session.negotiated_version().is_none() =>
+            {
                 return Err((
                     RequestError::InvalidParams(format!(
                         "missing _meta.\"{}\" (required by revision {})",
@@ -313,7 +352,7 @@ impl Server {
     /// Decodes params, gates the request, registers it and wraps its handler.
     fn run<P, F, Fut, R>(
         &self,
-        session: &Arc<Session>,
+        at: &At<'_>,
         id: RequestId,
         method: &str,
         params: Option<&RawValue>,
@@ -326,13 +365,24 @@ impl Server {
         Fut: Future<Output = Result<R, RequestError>> + Send + 'static,
         R: EncodeResult + 'static,
     {
+        let session = at.session;
         let p: P = match jsonrpc::decode_params(params) {
             Ok(p) => p,
             Err(e) => {
-                // Format for the revision the params would have named, if readable.
-                let version = jsonrpc::decode_params::<EmptyParams>(params)
-                    .ok()
-                    .and_then(|p| self.gate(session, p.meta(), method, eras).ok());
+                // The gate speaks first (a method the revision lacks is not found, whatever
+                // its params); otherwise format for the revision the params named.
+                let meta = jsonrpc::decode_params::<EmptyParams>(params).ok();
+                let version =
+                    match self.gate(session, meta.as_ref().and_then(HasMeta::meta), method, eras) {
+                        Ok(v) => Some(v),
+                        Err((refusal @ RequestError::MethodNotFound(_), v)) => {
+                            return Handled::Reply(Reply::error(
+                                Some(id),
+                                refusal.to_error_object(v),
+                            ));
+                        }
+                        Err(_) => None,
+                    };
                 return Handled::Reply(Reply::error(
                     Some(id),
                     invalid_params(&e).to_error_object(version),
@@ -369,12 +419,13 @@ impl Server {
             progress_token: meta.and_then(|m| m.progress_token.clone()),
             log_level,
             client_info,
-            notifier: session.notifier().clone(),
+            notifier: at.notifier.clone(),
         });
         let guard = InflightGuard {
             session: Arc::clone(session),
             id: id.clone(),
             serial,
+            token: token.clone(),
         };
         let server = self.clone();
         Handled::Pending(Box::pin(async move {
@@ -418,6 +469,22 @@ impl Server {
     }
 
     fn initialize(&self, session: &Session, id: RequestId, params: Option<&RawValue>) -> Reply {
+        // A request that speaks a per-request revision, or arrives where only those are
+        // served, names a method its revision does not have.
+        let modern = jsonrpc::decode_params::<EmptyParams>(params)
+            .ok()
+            .and_then(|p| p.meta)
+            .and_then(|m| m.protocol_version)
+            .and_then(|v| v.parse::<ProtocolVersion>().ok())
+            .filter(|v| v.is_modern());
+        if modern.is_some() || session.is_stateless() {
+            let v = modern.unwrap_or(ProtocolVersion::LATEST);
+            let e = RequestError::MethodNotFound(format!(
+                "{} (not part of revision {v})",
+                Initialize::NAME
+            ));
+            return Reply::error(Some(id), e.to_error_object(Some(v)));
+        }
         let p: InitializeParams = match jsonrpc::decode_params(params) {
             Ok(p) => p,
             Err(e) => return Reply::error(Some(id), invalid_params(&e).to_error_object(None)),
@@ -428,7 +495,7 @@ impl Server {
         }
     }
 
-    fn ping(&self, session: &Arc<Session>, id: RequestId, params: Option<&RawValue>) -> Handled {
+    fn ping(&self, at: &At<'_>, id: RequestId, params: Option<&RawValue>) -> Handled {
         // `ping` is the one request a legacy client may send before `initialize`.
         let p: EmptyParams = match jsonrpc::decode_params(params) {
             Ok(p) => p,
@@ -444,20 +511,13 @@ impl Server {
             .as_ref()
             .and_then(|m| m.protocol_version.as_ref())
             .is_some();
-        if !modern && session.negotiated_version().is_none() {
+        if !modern && at.session.negotiated_version().is_none() && !at.session.is_stateless() {
             return Handled::Reply(Reply::result(
                 id,
                 rsrc_protocol::lifecycle::EmptyResult::default(),
             ));
         }
-        self.run(
-            session,
-            id,
-            Ping::NAME,
-            params,
-            Eras::Legacy,
-            handlers::ping,
-        )
+        self.run(at, id, Ping::NAME, params, Eras::Legacy, handlers::ping)
     }
 }
 

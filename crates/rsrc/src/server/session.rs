@@ -27,6 +27,8 @@ pub(crate) struct Negotiated {
 /// The state of one connection or legacy session.
 #[derive(Debug)]
 pub struct Session {
+    /// Serves only per-request (2026-07-28) requests: `initialize` does not exist here.
+    stateless: bool,
     negotiated: OnceLock<Negotiated>,
     initialized: AtomicBool,
     log_level: Mutex<Option<LoggingLevel>>,
@@ -41,13 +43,29 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Session {
     /// A fresh session whose notifications go to `notifier`.
     pub fn new(notifier: Notifier) -> Self {
+        Session::build(notifier, false)
+    }
+
+    /// A session for one stateless request (a 2026-07-28 HTTP POST): every request must
+    /// carry its revision in `_meta`, and the `initialize` handshake does not exist.
+    pub fn stateless(notifier: Notifier) -> Self {
+        Session::build(notifier, true)
+    }
+
+    fn build(notifier: Notifier, stateless: bool) -> Self {
         Session {
+            stateless,
             negotiated: OnceLock::new(),
             initialized: AtomicBool::new(false),
             log_level: Mutex::new(None),
             inflight: Mutex::new(HashMap::new()),
             notifier,
         }
+    }
+
+    /// Whether this session serves only per-request (2026-07-28) requests.
+    pub fn is_stateless(&self) -> bool {
+        self.stateless
     }
 
     /// The legacy revision negotiated by `initialize`, if any.

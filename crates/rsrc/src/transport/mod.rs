@@ -1,9 +1,15 @@
 //! Transports: newline-delimited JSON over any byte stream ([`serve_stream`]), standard
-//! input and output ([`serve_stdio`]), and an in-memory pipe for tests and embedding
-//! ([`serve_in_memory`]).
+//! input and output ([`serve_stdio`]), an in-memory pipe for tests and embedding
+//! ([`serve_in_memory`]), and Streamable HTTP (`http`, with the `http` feature).
 //!
 //! Invariant: a transport only moves bytes; every protocol decision is the server's.
 
+#[cfg(feature = "http")]
+#[allow(
+    clippy::result_large_err,
+    reason = "a refused request is answered with its response, built where it is refused"
+)]
+pub mod http;
 mod lines;
 mod stdio;
 mod stream;

@@ -1,0 +1,626 @@
+//! Streamable HTTP: one endpoint (default `/mcp`) serving both protocol eras, with
+//! secure defaults.
+//!
+//! A request passes, in order: the `Host` and `Origin` allowlists (DNS-rebinding
+//! defence; 400 without `Host`, 403 otherwise), the refusal of tokens in the query
+//! string, the bearer-token check when configured (401), then per method. A POST is
+//! checked for `Content-Type` (415) and `Accept` (406), its body is read under a size
+//! limit while streaming (413) and a time limit (408), and the `MCP-Protocol-Version`
+//! header picks the era:
+//! - a 2026-07-28 value: stateless, [`modern`] — the `Mcp-Method`/`Mcp-Name` headers are
+//!   checked against the body, each request is served on a session of its own, and
+//!   closing its stream cancels it;
+//! - a 2025 value, or none (2025-03-26 assumed): [`legacy`] sessions with
+//!   `Mcp-Session-Id`, the GET stream and `Last-Event-ID` resumption;
+//! - anything else: 400 with `-32022` and the supported versions.
+//!
+//! Invariants:
+//! - A response only ever answers the HTTP request that asked: replies are never routed
+//!   by JSON-RPC id, so clients reusing ids cannot see each other's results.
+//! - A rejected request allocates no session; sessions are capped and expire when idle.
+//! - Every wait is bounded: header reads, body reads, idle keep-alive connections.
+
+mod auth;
+mod checks;
+mod legacy;
+mod modern;
+mod sse;
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt as _};
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::{Method, StatusCode};
+use http_body_util::{BodyExt as _, LengthLimitError, Limited};
+use rsrc_protocol::ProtocolVersion;
+use rsrc_protocol::jsonrpc::{self, ErrorCode, ErrorObject, RequestId};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::provider::BoxFuture;
+use crate::server::{Reply, Server};
+
+pub use auth::{AuthConfig, TokenVerifier};
+#[cfg(feature = "jwt")]
+pub use auth::{JwtError, JwtVerifier};
+
+/// `Mcp-Session-Id`.
+const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+/// `MCP-Protocol-Version`.
+const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+const ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
+
+/// The revision assumed for a legacy request without `MCP-Protocol-Version`.
+const UNNAMED_LEGACY: &str = "2025-03-26";
+
+/// Settings of the HTTP transport.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// The MCP endpoint (default `/mcp`).
+    pub path: String,
+    /// `Host` values accepted; empty means the loopback names with the bound port. `"*"`
+    /// accepts any (only behind a proxy that checks it).
+    pub allowed_hosts: Vec<String>,
+    /// `Origin` values accepted when the header is present; empty means the default
+    /// hosts over http and https. `"*"` accepts any.
+    pub allowed_origins: Vec<String>,
+    /// Largest request body, in bytes (default 4 MiB).
+    pub max_body: usize,
+    /// Longest time to receive a request body (default 30 s).
+    pub body_timeout: Duration,
+    /// Longest time to receive a request's headers, and to wait for the next request on
+    /// an idle keep-alive connection (default 10 s).
+    pub header_read_timeout: Duration,
+    /// Most connections open at once; more wait in the listen backlog (default 1024).
+    pub max_connections: usize,
+    /// Most legacy sessions at once (default 4096).
+    pub max_sessions: usize,
+    /// A legacy session unused this long ends (default 30 min).
+    pub session_idle: Duration,
+    /// Interval of SSE keep-alive comments on idle streams (default 15 s).
+    pub keep_alive: Duration,
+    /// Notifications queued per request; more are dropped (default 256).
+    pub notification_queue: usize,
+    /// Events kept per legacy stream for `Last-Event-ID` replay (default 1024).
+    pub replay_events: usize,
+    /// Bytes kept per legacy stream for replay, beyond its newest event (default 1 MiB).
+    pub replay_bytes: usize,
+    /// How long in-flight requests may run once shutdown begins (default 10 s).
+    pub shutdown_grace: Duration,
+    /// Bearer-token authentication; `None` serves without it.
+    pub auth: Option<AuthConfig>,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            path: "/mcp".into(),
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            max_body: 4 * 1024 * 1024,
+            body_timeout: Duration::from_secs(30),
+            header_read_timeout: Duration::from_secs(10),
+            max_connections: 1024,
+            max_sessions: 4096,
+            session_idle: Duration::from_secs(30 * 60),
+            keep_alive: Duration::from_secs(15),
+            notification_queue: 256,
+            replay_events: 1024,
+            replay_bytes: 1024 * 1024,
+            shutdown_grace: Duration::from_secs(10),
+            auth: None,
+        }
+    }
+}
+
+/// The HTTP face of a [`Server`]: an axum router to serve (or nest in an application),
+/// and the legacy sessions behind it.
+#[derive(Clone, Debug)]
+pub struct HttpService {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    server: Server,
+    config: HttpConfig,
+    hosts: checks::Allowlist,
+    origins: checks::Allowlist,
+    sessions: legacy::Sessions,
+    /// Cancelled at shutdown: ends every open stream.
+    stop: CancellationToken,
+}
+
+impl HttpService {
+    /// Serves `server` with `config`, reachable at `bound` (whose port the default
+    /// `Host`/`Origin` allowlists use).
+    pub fn new(server: &Server, config: HttpConfig, bound: SocketAddr) -> Self {
+        let hosts = if config.allowed_hosts.is_empty() {
+            checks::default_hosts(bound)
+        } else {
+            config.allowed_hosts.clone()
+        };
+        let origins = if config.allowed_origins.is_empty() {
+            checks::default_origins(bound)
+        } else {
+            config.allowed_origins.clone()
+        };
+        let sessions = legacy::Sessions::new(config.max_sessions, config.session_idle);
+        HttpService {
+            shared: Arc::new(Shared {
+                server: server.clone(),
+                hosts: checks::Allowlist::new(hosts),
+                origins: checks::Allowlist::new(origins),
+                sessions,
+                stop: CancellationToken::new(),
+                config,
+            }),
+        }
+    }
+
+    /// The routes: the MCP endpoint and, with authentication, the protected-resource
+    /// metadata (RFC 9728).
+    pub fn router(&self) -> axum::Router {
+        let mut router =
+            axum::Router::new().route(&self.shared.config.path, axum::routing::any(endpoint));
+        if let Some(auth) = &self.shared.config.auth {
+            for path in auth.metadata_paths(&self.shared.config.path) {
+                router = router.route(&path, axum::routing::any(metadata));
+            }
+        }
+        router.with_state(Arc::clone(&self.shared))
+    }
+
+    /// How many legacy sessions are open.
+    pub fn sessions(&self) -> usize {
+        self.shared.sessions.len()
+    }
+
+    /// Ends idle legacy sessions (also done on every `initialize` at the cap, and
+    /// periodically by [`serve_http`]).
+    pub fn expire_sessions(&self) {
+        self.shared.sessions.expire();
+    }
+
+    /// Starts shutting down: ends the standalone streams, which carry no request;
+    /// requests in flight (and their streams) run on to their end.
+    pub fn close(&self) {
+        self.shared.stop.cancel();
+    }
+}
+
+/// Serves `server` on `listener` until `shutdown` completes, then stops accepting, lets
+/// in-flight requests finish within [`HttpConfig::shutdown_grace`], and closes streams.
+pub async fn serve_http<F>(
+    server: &Server,
+    listener: TcpListener,
+    config: HttpConfig,
+    shutdown: F,
+) -> io::Result<()>
+where
+    F: Future<Output = ()> + Send,
+{
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::server::graceful::GracefulShutdown;
+    use hyper_util::service::TowerToHyperService;
+
+    let bound = listener.local_addr()?;
+    let grace = config.shutdown_grace;
+    let idle = config.session_idle;
+    let limit = Arc::new(tokio::sync::Semaphore::new(config.max_connections.max(1)));
+    let mut http1 = hyper::server::conn::http1::Builder::new();
+    http1
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.header_read_timeout)
+        .keep_alive(true)
+        .max_headers(100);
+    let service = HttpService::new(server, config, bound);
+    let app = service.router();
+    let graceful = GracefulShutdown::new();
+    let reaper = {
+        let service = service.clone();
+        tokio::spawn(async move {
+            let period = (idle / 4).clamp(Duration::from_secs(1), Duration::from_secs(60));
+            loop {
+                tokio::time::sleep(period).await;
+                service.expire_sessions();
+            }
+        })
+    };
+    tracing::info!(address = %bound, path = %service.shared.config.path, "serving Streamable HTTP");
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            () = &mut shutdown => break,
+            p = Arc::clone(&limit).acquire_owned() => p.map_err(io::Error::other)?,
+        };
+        let (stream, peer) = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of descriptors and the like: wait instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY");
+        }
+        let conn =
+            http1.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(%peer, error = %e, "connection ended");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    reaper.abort();
+    tracing::info!("shutting down: no new connections; finishing requests in flight");
+    // Long-lived streams end now; requests in flight get the grace period.
+    service.close();
+    if tokio::time::timeout(grace, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            ?grace,
+            "requests still in flight after the grace period: abandoned"
+        );
+    }
+    // Whatever still runs (a request whose client went away) is cancelled.
+    service.shared.sessions.end_all();
+    Ok(())
+}
+
+async fn endpoint(State(sh): State<Arc<Shared>>, req: Request) -> Response {
+    if let Err(refusal) = sh.screen(&req) {
+        return refusal;
+    }
+    match *req.method() {
+        Method::POST => sh.post(req).await,
+        Method::GET => match era_of(req.headers()) {
+            HeaderVersion::Modern(_) => method_not_allowed(),
+            _ => legacy::get(&sh, req.headers()),
+        },
+        Method::DELETE => match era_of(req.headers()) {
+            HeaderVersion::Modern(_) => method_not_allowed(),
+            _ => legacy::delete(&sh, req.headers()),
+        },
+        _ => method_not_allowed(),
+    }
+}
+
+async fn metadata(State(sh): State<Arc<Shared>>, req: Request) -> Response {
+    if let Err(refusal) = sh.check_host_origin(req.headers(), req.uri()) {
+        return refusal;
+    }
+    let Some(auth) = &sh.config.auth else {
+        return status_only(StatusCode::NOT_FOUND);
+    };
+    if req.method() != Method::GET {
+        return method_not_allowed();
+    }
+    let mut res = Response::new(Body::from(auth.metadata_document()));
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    res
+}
+
+/// What `MCP-Protocol-Version` says.
+enum HeaderVersion {
+    Absent,
+    Legacy,
+    Modern(ProtocolVersion),
+    Unsupported(String),
+}
+
+fn era_of(headers: &HeaderMap) -> HeaderVersion {
+    let Some(v) = headers.get(PROTOCOL_VERSION) else {
+        return HeaderVersion::Absent;
+    };
+    let Ok(v) = v.to_str() else {
+        return HeaderVersion::Unsupported(String::from_utf8_lossy(v.as_bytes()).into_owned());
+    };
+    match v.trim().parse::<ProtocolVersion>() {
+        Ok(pv) if pv.is_modern() => HeaderVersion::Modern(pv),
+        Ok(_) => HeaderVersion::Legacy,
+        Err(_) if v.trim() == UNNAMED_LEGACY => HeaderVersion::Legacy,
+        Err(_) => HeaderVersion::Unsupported(v.to_owned()),
+    }
+}
+
+impl Shared {
+    /// The checks every request to the endpoint passes first.
+    fn screen(&self, req: &Request) -> Result<(), Response> {
+        self.check_host_origin(req.headers(), req.uri())?;
+        if req.uri().query().is_some_and(|q| {
+            q.split('&')
+                .any(|kv| kv.split('=').next() == Some("access_token"))
+        }) {
+            return Err(auth::query_token_refused());
+        }
+        if let Some(auth) = &self.config.auth {
+            auth.check(req.headers())?;
+        }
+        Ok(())
+    }
+
+    fn check_host_origin(&self, headers: &HeaderMap, uri: &http::Uri) -> Result<(), Response> {
+        // An absolute-form request target carries the authority (RFC 9112 §3.2.2).
+        let host = match uri.authority() {
+            Some(a) => Some(a.as_str()),
+            None => headers.get(header::HOST).and_then(|h| h.to_str().ok()),
+        };
+        let Some(host) = host else {
+            return Err(rejection(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::INVALID_REQUEST,
+                "missing Host header",
+            ));
+        };
+        if !self.hosts.allows(host) {
+            tracing::debug!(host, "refused: Host not allowed");
+            return Err(rejection(
+                StatusCode::FORBIDDEN,
+                ErrorCode::INVALID_REQUEST,
+                "Host not allowed",
+            ));
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let allowed = origin.to_str().is_ok_and(|o| self.origins.allows(o));
+            if !allowed {
+                tracing::debug!(origin = ?origin, "refused: Origin not allowed");
+                return Err(rejection(
+                    StatusCode::FORBIDDEN,
+                    ErrorCode::INVALID_REQUEST,
+                    "Origin not allowed",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    async fn post(self: &Arc<Self>, req: Request) -> Response {
+        let (parts, body) = req.into_parts();
+        if !checks::is_json(parts.headers.get(header::CONTENT_TYPE)) {
+            return rejection(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                ErrorCode::INVALID_REQUEST,
+                "Content-Type must be application/json",
+            );
+        }
+        let accept = parts.headers.get(header::ACCEPT);
+        if !checks::accepts(accept, "application", "json")
+            || !checks::accepts(accept, "text", "event-stream")
+        {
+            return rejection(
+                StatusCode::NOT_ACCEPTABLE,
+                ErrorCode::INVALID_REQUEST,
+                "Accept must allow both application/json and text/event-stream",
+            );
+        }
+        let bytes = match self.read_body(&parts.headers, body).await {
+            Ok(b) => b,
+            Err(refusal) => return refusal,
+        };
+        match era_of(&parts.headers) {
+            HeaderVersion::Modern(v) => modern::post(self, &parts.headers, &bytes, v).await,
+            HeaderVersion::Legacy | HeaderVersion::Absent => {
+                legacy::post(self, &parts.headers, &bytes).await
+            }
+            HeaderVersion::Unsupported(requested) => {
+                let e = crate::error::RequestError::UnsupportedVersion { requested }
+                    .to_error_object(Some(ProtocolVersion::LATEST));
+                error_response(
+                    StatusCode::BAD_REQUEST,
+                    jsonrpc::id_from_prefix(&bytes).as_ref(),
+                    &e,
+                )
+            }
+        }
+    }
+
+    async fn read_body(&self, headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
+        let limit = self.config.max_body;
+        let too_large = || {
+            rejection(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                ErrorCode::INVALID_REQUEST,
+                format!("request body larger than {limit} bytes"),
+            )
+        };
+        let declared = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > limit as u64) {
+            return Err(too_large());
+        }
+        match tokio::time::timeout(
+            self.config.body_timeout,
+            Limited::new(body, limit).collect(),
+        )
+        .await
+        {
+            Err(_) => Err(rejection(
+                StatusCode::REQUEST_TIMEOUT,
+                ErrorCode::INVALID_REQUEST,
+                "request body not received in time",
+            )),
+            Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, "request body unreadable");
+                Err(rejection(
+                    StatusCode::BAD_REQUEST,
+                    ErrorCode::INVALID_REQUEST,
+                    "request body could not be read",
+                ))
+            }
+            Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        }
+    }
+}
+
+/// How a request's answer is delivered.
+enum Settled {
+    /// One JSON response (or, for `None`, nothing: the request was cancelled).
+    Json(Option<Reply>),
+    /// Notifications came first: an event stream of encoded messages, the reply last.
+    Stream(RequestEvents),
+}
+
+/// Waits until the answer of a request is either complete (JSON) or known to need a
+/// stream (a notification arrived before the reply).
+async fn settle(
+    mut fut: BoxFuture<'static, Option<Reply>>,
+    mut notes: mpsc::Receiver<Vec<u8>>,
+) -> Settled {
+    tokio::select! {
+        biased;
+        Some(first) = notes.recv() => Settled::Stream(RequestEvents {
+            queued: vec![first],
+            fut: Some(fut),
+            notes,
+        }),
+        reply = &mut fut => {
+            let mut queued = Vec::new();
+            while let Ok(n) = notes.try_recv() {
+                queued.push(n);
+            }
+            if queued.is_empty() {
+                Settled::Json(reply)
+            } else {
+                queued.extend(reply.map(|r| encode(&r)));
+                Settled::Stream(RequestEvents { queued, fut: None, notes })
+            }
+        }
+    }
+}
+
+/// The messages of one request answered on a stream: its notifications, then its reply.
+struct RequestEvents {
+    /// Ready messages, oldest first.
+    queued: Vec<Vec<u8>>,
+    fut: Option<BoxFuture<'static, Option<Reply>>>,
+    notes: mpsc::Receiver<Vec<u8>>,
+}
+
+impl RequestEvents {
+    /// The messages as a stream; dropping it drops (cancels) the request.
+    fn into_stream(self) -> impl Stream<Item = Vec<u8>> + Send + 'static {
+        let mut this = self;
+        this.queued.reverse();
+        futures_util::stream::unfold(this, |mut this| async move {
+            loop {
+                if let Some(m) = this.queued.pop() {
+                    return Some((m, this));
+                }
+                let fut = this.fut.as_mut()?;
+                tokio::select! {
+                    biased;
+                    Some(n) = this.notes.recv() => return Some((n, this)),
+                    reply = fut => {
+                        this.fut = None;
+                        let mut rest = Vec::new();
+                        while let Ok(n) = this.notes.try_recv() {
+                            rest.push(n);
+                        }
+                        rest.extend(reply.map(|r| encode(&r)));
+                        rest.reverse();
+                        this.queued = rest;
+                    }
+                }
+            }
+        })
+    }
+}
+
+fn encode(reply: &Reply) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    reply.encode(&mut out);
+    out
+}
+
+fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
+    let mut res = Response::new(Body::from(body));
+    *res.status_mut() = status;
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    res
+}
+
+fn reply_response(status: StatusCode, reply: &Reply) -> Response {
+    json_response(status, encode(reply))
+}
+
+fn error_response(status: StatusCode, id: Option<&RequestId>, error: &ErrorObject) -> Response {
+    let mut body = Vec::with_capacity(128);
+    // Writing a plain error object into a Vec cannot fail.
+    let _ = jsonrpc::write_error(&mut body, id, error);
+    json_response(status, body)
+}
+
+/// A refusal at the HTTP level: a JSON-RPC error without an id.
+fn rejection(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Response {
+    error_response(status, None, &ErrorObject::new(code, message))
+}
+
+fn status_only(status: StatusCode) -> Response {
+    let mut res = Response::new(Body::empty());
+    *res.status_mut() = status;
+    res
+}
+
+fn method_not_allowed() -> Response {
+    let mut res = status_only(StatusCode::METHOD_NOT_ALLOWED);
+    res.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+    res
+}
+
+fn sse_response<S>(body: S) -> Response
+where
+    S: Stream<Item = Result<Bytes, std::convert::Infallible>> + Send + 'static,
+{
+    let mut res = Response::new(Body::from_stream(body));
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, no-transform"),
+    );
+    h.insert(ACCEL_BUFFERING, HeaderValue::from_static("no"));
+    res
+}
+
+/// An SSE response of `events`, framed without ids (nothing to resume).
+fn unnumbered_sse(events: RequestEvents) -> Response {
+    sse_response(
+        events
+            .into_stream()
+            .map(|m| Ok::<_, std::convert::Infallible>(sse::frame(&m))),
+    )
+}

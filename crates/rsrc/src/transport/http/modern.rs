@@ -1,0 +1,267 @@
+//! Revision 2026-07-28 over HTTP: stateless requests whose mirrored headers
+//! (`Mcp-Method`, `Mcp-Name`, `MCP-Protocol-Version`) must agree with the body (SEP-2243).
+//!
+//! Invariants:
+//! - The body is decoded once, by the same decoder the engine uses, and the headers are
+//!   compared with what the engine will act on; a body whose params cannot be read for
+//!   the comparison is one the engine refuses too.
+//! - Each request runs on a session of its own: nothing one request does is visible to
+//!   another, and dropping its response (the client closed the stream) cancels it.
+//! - Status codes: `-32601` refused before running → 404; any other refusal, and
+//!   `-32020`/`-32021`/`-32022` → 400; results and errors from running the request → 200.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use axum::response::Response;
+use base64::Engine as _;
+use http::{HeaderMap, HeaderName, StatusCode};
+use rsrc_protocol::ProtocolVersion;
+use rsrc_protocol::jsonrpc::{self, ErrorCode, ErrorObject, Message, Request, RequestId};
+use serde::Deserialize;
+
+use super::{
+    Settled, Shared, error_response, reply_response, settle, sse_response, status_only,
+    unnumbered_sse,
+};
+use crate::context::Notifier;
+use crate::server::{Handled, Reply, Session};
+
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+
+/// The members of params the headers mirror.
+#[derive(Deserialize)]
+struct Mirrored<'a> {
+    #[serde(default, borrow)]
+    uri: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, rename = "_meta", borrow)]
+    meta: Option<MirroredMeta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct MirroredMeta<'a> {
+    #[serde(default, borrow, rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: Option<Cow<'a, str>>,
+}
+
+fn mirrored<'a>(req: &Request<'a>) -> Option<Mirrored<'a>> {
+    let raw = req.params?;
+    serde_json::from_str(raw.get()).ok()
+}
+
+/// Whether a message carries a per-request revision in its `_meta`.
+pub(super) fn speaks_modern(message: &Message<'_>) -> bool {
+    let Message::Request(req) = message else {
+        return false;
+    };
+    mirrored(req)
+        .and_then(|m| m.meta)
+        .and_then(|m| m.protocol_version)
+        .and_then(|v| v.parse::<ProtocolVersion>().ok())
+        .is_some_and(ProtocolVersion::is_modern)
+}
+
+pub(super) fn request_id<'m>(message: &'m Message<'_>) -> Option<&'m RequestId> {
+    match message {
+        Message::Request(r) => Some(&r.id),
+        _ => None,
+    }
+}
+
+/// A header's value, decoding the `=?base64?…?=` sentinel; `Err` for a value that is
+/// not visible ASCII or not valid base64 UTF-8.
+fn header_text<'h>(
+    headers: &'h HeaderMap,
+    name: &HeaderName,
+) -> Result<Option<Cow<'h, str>>, String> {
+    let Some(v) = headers.get(name) else {
+        return Ok(None);
+    };
+    let text = v
+        .to_str()
+        .map_err(|_| format!("the {name} header contains characters outside visible ASCII"))?;
+    match text
+        .strip_prefix("=?base64?")
+        .and_then(|t| t.strip_suffix("?="))
+    {
+        None => Ok(Some(Cow::Borrowed(text))),
+        Some(encoded) => {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .map_err(|e| format!("the {name} header is not valid base64: {e}"))?;
+            String::from_utf8(bytes)
+                .map(|s| Some(Cow::Owned(s)))
+                .map_err(|_| format!("the {name} header does not decode to UTF-8"))
+        }
+    }
+}
+
+/// The header checks of SEP-2243 for a request; `Err` carries the `-32020` message.
+fn check_headers(
+    headers: &HeaderMap,
+    req: &Request<'_>,
+    version: ProtocolVersion,
+) -> Result<(), String> {
+    let method = header_text(headers, &MCP_METHOD)?.ok_or("missing Mcp-Method header")?;
+    if method != req.method {
+        return Err(format!(
+            "Header mismatch: Mcp-Method header value {method:?} does not match body value {:?}",
+            req.method
+        ));
+    }
+    let Some(m) = mirrored(req) else {
+        // Params absent, or not readable: the engine refuses those on its own.
+        return Ok(());
+    };
+    if let Some(v) = m.meta.as_ref().and_then(|m| m.protocol_version.as_deref())
+        && v != version.as_str()
+    {
+        return Err(format!(
+            "Header mismatch: MCP-Protocol-Version header value {:?} does not match _meta value {v:?}",
+            version.as_str()
+        ));
+    }
+    let body_name = match req.method.as_ref() {
+        "resources/read" => Some(m.uri.as_deref()),
+        "tools/call" | "prompts/get" => Some(m.name.as_deref()),
+        _ => None,
+    };
+    if let Some(body_name) = body_name {
+        let name = header_text(headers, &MCP_NAME)?.ok_or("missing Mcp-Name header")?;
+        if let Some(body_name) = body_name
+            && name != body_name
+        {
+            return Err(format!(
+                "Header mismatch: Mcp-Name header value {name:?} does not match body value {body_name:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn status_of(reply: &Reply, refused: bool) -> StatusCode {
+    match reply.error_object().map(|e| e.code) {
+        None => StatusCode::OK,
+        Some(ErrorCode::METHOD_NOT_FOUND) if refused => StatusCode::NOT_FOUND,
+        Some(_) if refused => StatusCode::BAD_REQUEST,
+        Some(
+            ErrorCode::HEADER_MISMATCH
+            | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+            | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+        ) => StatusCode::BAD_REQUEST,
+        Some(_) => StatusCode::OK,
+    }
+}
+
+/// A POST of revision `version`.
+pub(super) async fn post(
+    sh: &Arc<Shared>,
+    headers: &HeaderMap,
+    body: &[u8],
+    version: ProtocolVersion,
+) -> Response {
+    let message = match jsonrpc::decode(body) {
+        Ok(m) => m,
+        Err(e) => {
+            return error_response(StatusCode::BAD_REQUEST, e.id.as_ref(), &e.to_error_object());
+        }
+    };
+    match &message {
+        Message::Response(_) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                None,
+                &ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!("a client sends no responses in revision {version}"),
+                ),
+            );
+        }
+        Message::Request(req) => {
+            if let Err(why) = check_headers(headers, req, version) {
+                return error_response(
+                    StatusCode::BAD_REQUEST,
+                    Some(&req.id),
+                    &ErrorObject::new(ErrorCode::HEADER_MISMATCH, why),
+                );
+            }
+        }
+        Message::Notification(_) => {}
+    }
+    let session = Arc::new(Session::stateless(Notifier::discard()));
+    let (notifier, notes) = Notifier::channel(sh.config.notification_queue);
+    let handled = sh.server.handle_decoded(&session, message, &notifier);
+    drop(notifier);
+    match handled {
+        Handled::None => status_only(StatusCode::ACCEPTED),
+        Handled::Reply(reply) => reply_response(status_of(&reply, true), &reply),
+        Handled::Pending(fut) => match settle(fut, notes).await {
+            Settled::Json(Some(reply)) => reply_response(status_of(&reply, false), &reply),
+            Settled::Json(None) => sse_response(futures_util::stream::empty()),
+            Settled::Stream(events) => unnumbered_sse(events),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    fn request(body: &str) -> (Vec<u8>, HeaderMap) {
+        (body.as_bytes().to_vec(), HeaderMap::new())
+    }
+
+    fn check(body: &[u8], headers: &HeaderMap) -> Result<(), String> {
+        let Ok(Message::Request(req)) = jsonrpc::decode(body) else {
+            panic!("not a request")
+        };
+        check_headers(headers, &req, ProtocolVersion::V2026_07_28)
+    }
+
+    const READ: &str = r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a b","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+
+    #[test]
+    fn method_and_name_must_match_the_body() {
+        let (body, mut h) = request(READ);
+        assert!(check(&body, &h).unwrap_err().contains("Mcp-Method"));
+        h.insert(MCP_METHOD, HeaderValue::from_static("resources/list"));
+        assert!(check(&body, &h).unwrap_err().contains("does not match"));
+        h.insert(MCP_METHOD, HeaderValue::from_static("resources/read"));
+        assert!(check(&body, &h).unwrap_err().contains("Mcp-Name"));
+        h.insert(MCP_NAME, HeaderValue::from_static("file:///a%20b"));
+        assert!(check(&body, &h).unwrap_err().contains("does not match"));
+        h.insert(MCP_NAME, HeaderValue::from_static("file:///a b"));
+        assert_eq!(check(&body, &h), Ok(()));
+    }
+
+    #[test]
+    fn base64_sentinel_values_are_decoded_before_comparing() {
+        let (body, mut h) = request(READ);
+        h.insert(MCP_METHOD, HeaderValue::from_static("resources/read"));
+        let encoded = base64::engine::general_purpose::STANDARD.encode("file:///a b");
+        h.insert(
+            MCP_NAME,
+            HeaderValue::from_str(&format!("=?base64?{encoded}?=")).unwrap(),
+        );
+        assert_eq!(check(&body, &h), Ok(()));
+        h.insert(MCP_NAME, HeaderValue::from_static("=?base64?!!!?="));
+        assert!(check(&body, &h).unwrap_err().contains("base64"));
+    }
+
+    #[test]
+    fn the_meta_version_must_match_the_header() {
+        let body = READ.replace("2026-07-28", "2025-11-25");
+        let mut h = HeaderMap::new();
+        h.insert(MCP_METHOD, HeaderValue::from_static("resources/read"));
+        h.insert(MCP_NAME, HeaderValue::from_static("file:///a b"));
+        assert!(
+            check(body.as_bytes(), &h)
+                .unwrap_err()
+                .contains("MCP-Protocol-Version")
+        );
+    }
+}

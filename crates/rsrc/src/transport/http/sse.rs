@@ -1,0 +1,333 @@
+//! Server-Sent Events: framing, and the replayable [`StreamLog`] behind every legacy
+//! (2025) stream.
+//!
+//! A legacy session numbers its streams (0 is the standalone GET stream, then one per
+//! POST answered with SSE) and each stream numbers its events, so the event id
+//! `"{stream}-{seq}"` names one event of one stream of that session. `Last-Event-ID` is
+//! resolved within the session that presents it, so a client can only ever resume its
+//! own streams, and only the stream the id belongs to.
+//!
+//! Invariants:
+//! - A log holds at most `max_events` events and about `max_bytes` bytes: the oldest go
+//!   first, never the newest (a request's final response is always delivered or kept).
+//! - At most one reader follows a log at a time.
+//! - Pushing never blocks; readers wait on a [`Notify`] without missing a wake-up.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use futures_util::Stream;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use crate::context::NotificationSink;
+
+/// One `data:` event without an id.
+pub(super) fn frame(json: &[u8]) -> Bytes {
+    let mut b = BytesMut::with_capacity(json.len() + 8);
+    b.put_slice(b"data: ");
+    b.put_slice(json);
+    b.put_slice(b"\n\n");
+    b.freeze()
+}
+
+/// A comment line: keeps idle connections open through proxies; clients ignore it.
+pub(super) const KEEP_ALIVE: &[u8] = b":\n\n";
+
+/// Bounds of one [`StreamLog`].
+#[derive(Debug, Clone, Copy)]
+pub(super) struct LogLimits {
+    pub(super) max_events: usize,
+    pub(super) max_bytes: usize,
+}
+
+/// The events of one stream, kept for replay.
+pub(super) struct StreamLog {
+    stream: u64,
+    state: Mutex<LogState>,
+    changed: Notify,
+    attached: AtomicBool,
+}
+
+struct LogState {
+    /// Frames, each with its sequence number.
+    events: VecDeque<(u64, Bytes)>,
+    bytes: usize,
+    next_seq: u64,
+    closed: bool,
+    limits: LogLimits,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl StreamLog {
+    pub(super) fn new(stream: u64, limits: LogLimits) -> Arc<StreamLog> {
+        Arc::new(StreamLog {
+            stream,
+            state: Mutex::new(LogState {
+                events: VecDeque::new(),
+                bytes: 0,
+                next_seq: 1,
+                closed: false,
+                limits,
+            }),
+            changed: Notify::new(),
+            attached: AtomicBool::new(false),
+        })
+    }
+
+    pub(super) fn stream(&self) -> u64 {
+        self.stream
+    }
+
+    /// Appends one message as an event.
+    pub(super) fn push_message(&self, json: &[u8]) {
+        let mut st = lock(&self.state);
+        if st.closed {
+            return;
+        }
+        let seq = st.next_seq;
+        st.next_seq += 1;
+        let mut b = BytesMut::with_capacity(json.len() + 32);
+        b.put_slice(format!("id: {}-{seq}\ndata: ", self.stream).as_bytes());
+        b.put_slice(json);
+        b.put_slice(b"\n\n");
+        let frame = b.freeze();
+        st.bytes += frame.len();
+        st.events.push_back((seq, frame));
+        while st.events.len() > 1
+            && (st.events.len() > st.limits.max_events || st.bytes > st.limits.max_bytes)
+        {
+            if let Some((_, old)) = st.events.pop_front() {
+                st.bytes -= old.len();
+            }
+        }
+        drop(st);
+        self.changed.notify_waiters();
+    }
+
+    /// No event follows; readers end after the last one.
+    pub(super) fn close(&self) {
+        lock(&self.state).closed = true;
+        self.changed.notify_waiters();
+    }
+
+    pub(super) fn is_closed(&self) -> bool {
+        lock(&self.state).closed
+    }
+
+    /// The sequence number of the last event pushed (0 if none).
+    pub(super) fn last_seq(&self) -> u64 {
+        lock(&self.state).next_seq - 1
+    }
+
+    pub(super) fn is_attached(&self) -> bool {
+        self.attached.load(Ordering::Acquire)
+    }
+
+    /// Attaches the one reader; `None` if another is attached.
+    pub(super) fn attach(self: &Arc<Self>) -> Option<Attached> {
+        self.attached
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+            .then(|| Attached(Arc::clone(self)))
+    }
+
+    /// Events after `after`, concatenated; and whether the log is closed.
+    fn take_after(&self, after: u64) -> (Option<(u64, Bytes)>, bool) {
+        let st = lock(&self.state);
+        let mut pending = st.events.iter().filter(|(s, _)| *s > after).peekable();
+        let out = match pending.peek() {
+            None => None,
+            Some(_) => {
+                let mut buf = BytesMut::new();
+                let mut last = after;
+                for (s, f) in pending {
+                    buf.put_slice(f);
+                    last = *s;
+                }
+                Some((last, buf.freeze()))
+            }
+        };
+        (out, st.closed)
+    }
+
+    /// Drops the events a reader delivered up to the close: nothing is left to resume.
+    fn forget_delivered(&self) {
+        let mut st = lock(&self.state);
+        if st.closed {
+            st.events.clear();
+            st.bytes = 0;
+        }
+    }
+}
+
+impl NotificationSink for StreamLog {
+    fn push(&self, message: Vec<u8>) -> bool {
+        self.push_message(&message);
+        true
+    }
+}
+
+/// The right to read a log; releases it when dropped.
+pub(super) struct Attached(Arc<StreamLog>);
+
+impl Drop for Attached {
+    fn drop(&mut self) {
+        self.0.attached.store(false, Ordering::Release);
+    }
+}
+
+/// How a reader starts and when it stops.
+pub(super) struct Follow {
+    /// Deliver events after this sequence number.
+    pub(super) after: u64,
+    /// Send `id: {stream}-{after}` with empty data first, so that the client can resume
+    /// from the start (2025-11-25 clients expect this).
+    pub(super) prime: bool,
+    pub(super) keep_alive: Duration,
+    /// Ends the stream (the session ended).
+    pub(super) stop: CancellationToken,
+    /// Also ends the stream (the server is shutting down), for streams that carry no
+    /// request in flight.
+    pub(super) shutdown: Option<CancellationToken>,
+}
+
+/// The body of an SSE response that follows `log` from `follow.after`.
+pub(super) fn follow(
+    reader: Attached,
+    follow: Follow,
+) -> impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
+    let prime = follow.prime.then(|| {
+        Bytes::from(format!(
+            "id: {}-{}\ndata: \n\n",
+            reader.0.stream, follow.after
+        ))
+    });
+    let shutdown = follow.shutdown.unwrap_or_default();
+    let state = (
+        reader,
+        follow.after,
+        prime,
+        follow.keep_alive,
+        (follow.stop, shutdown),
+    );
+    futures_util::stream::unfold(Some(state), |state| async move {
+        let (reader, mut cursor, mut prime, keep_alive, stop) = state?;
+        if let Some(p) = prime.take() {
+            return Some((Ok(p), Some((reader, cursor, None, keep_alive, stop))));
+        }
+        loop {
+            let log = Arc::clone(&reader.0);
+            let notified = log.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let (chunk, closed) = log.take_after(cursor);
+            if let Some((last, bytes)) = chunk {
+                cursor = last;
+                return Some((Ok(bytes), Some((reader, cursor, None, keep_alive, stop))));
+            }
+            if closed {
+                log.forget_delivered();
+                return None;
+            }
+            tokio::select! {
+                () = &mut notified => {}
+                () = stop.0.cancelled() => return None,
+                () = stop.1.cancelled() => return None,
+                () = tokio::time::sleep(keep_alive) => {
+                    return Some((
+                        Ok(Bytes::from_static(KEEP_ALIVE)),
+                        Some((reader, cursor, None, keep_alive, stop)),
+                    ));
+                }
+            }
+        }
+    })
+}
+
+/// Parses a `Last-Event-ID` of the form `{stream}-{seq}`.
+pub(super) fn parse_event_id(v: &str) -> Option<(u64, u64)> {
+    let (s, q) = v.trim().split_once('-')?;
+    Some((s.parse().ok()?, q.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::StreamExt as _;
+
+    const LIMITS: LogLimits = LogLimits {
+        max_events: 3,
+        max_bytes: 1 << 20,
+    };
+
+    fn opts(after: u64) -> Follow {
+        Follow {
+            after,
+            prime: false,
+            keep_alive: Duration::from_secs(60),
+            stop: CancellationToken::new(),
+            shutdown: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_reader_gets_events_after_its_cursor_then_ends_on_close() {
+        let log = StreamLog::new(4, LIMITS);
+        log.push_message(b"{\"a\":1}");
+        log.push_message(b"{\"a\":2}");
+        log.close();
+        let body: Vec<_> = follow(log.attach().unwrap(), opts(1))
+            .map(Result::unwrap)
+            .collect()
+            .await;
+        assert_eq!(body.concat(), b"id: 4-2\ndata: {\"a\":2}\n\n");
+    }
+
+    #[tokio::test]
+    async fn the_oldest_events_go_first_and_one_reader_at_a_time() {
+        let log = StreamLog::new(0, LIMITS);
+        for i in 0..5 {
+            log.push_message(format!("{i}").as_bytes());
+        }
+        let first = log.attach().unwrap();
+        assert!(log.attach().is_none());
+        log.close();
+        let body: Vec<_> = follow(first, opts(0)).map(Result::unwrap).collect().await;
+        let text = String::from_utf8(body.concat()).unwrap();
+        assert!(text.starts_with("id: 0-3\n"), "{text}");
+        assert!(text.contains("id: 0-5\n"));
+        assert!(log.attach().is_some(), "the reader was released");
+    }
+
+    #[tokio::test]
+    async fn a_waiting_reader_wakes_for_new_events() {
+        let log = StreamLog::new(1, LIMITS);
+        let mut body = Box::pin(follow(log.attach().unwrap(), opts(0)));
+        let pusher = Arc::clone(&log);
+        tokio::spawn(async move {
+            tokio::task::yield_now().await;
+            pusher.push_message(b"x");
+            pusher.close();
+        });
+        assert_eq!(
+            &body.next().await.unwrap().unwrap()[..],
+            b"id: 1-1\ndata: x\n\n"
+        );
+        assert!(body.next().await.is_none());
+    }
+
+    #[test]
+    fn event_ids_parse() {
+        assert_eq!(parse_event_id("3-17"), Some((3, 17)));
+        assert_eq!(parse_event_id("x-1"), None);
+        assert_eq!(parse_event_id("3"), None);
+    }
+}
