@@ -59,12 +59,57 @@ pub(crate) fn read_open(file: File, md: &Metadata, cap: u64) -> Result<Vec<u8>, 
     if md.len() > cap {
         return Err(ReadError::TooLarge { size: md.len() });
     }
+    if md.len() <= SINGLE_READ_MAX {
+        return read_capped(file, md.len(), cap);
+    }
+    // Larger files: no zero-filled buffer; the end costs one more (cheap) read.
     let mut buf = Vec::with_capacity(usize::try_from(md.len()).unwrap_or(0));
     let read = file.take(cap + 1).read_to_end(&mut buf)?;
     if read as u64 > cap {
         return Err(ReadError::TooLarge { size: read as u64 });
     }
     Ok(buf)
+}
+
+/// Files up to this size are read with one `read` call into a zero-filled buffer.
+const SINGLE_READ_MAX: u64 = 64 * 1024;
+
+/// Reads a regular file expected to hold `expected` bytes, refusing more than `cap`.
+///
+/// A read of a regular file returns fewer bytes than asked only at its end, so a short
+/// read that brings exactly the size `fstat` reported means the file is complete: one
+/// `read` call instead of a second one just to see the end. Anything else (a file that
+/// changed, a procfs-like file whose size says nothing) is read on until a read returns
+/// nothing.
+fn read_capped(mut file: impl Read, expected: u64, cap: u64) -> Result<Vec<u8>, ReadError> {
+    // Room for one byte more than expected: a file that grew shows it at once.
+    let want = usize::try_from(expected.min(cap) + 1).unwrap_or(usize::MAX);
+    let mut buf = vec![0u8; want];
+    let mut filled = 0;
+    loop {
+        let n = match file.read(&mut buf[filled..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+        let asked = buf.len() - filled;
+        filled += n;
+        if filled as u64 > cap {
+            return Err(ReadError::TooLarge {
+                size: filled as u64,
+            });
+        }
+        if n == 0 || n < asked && filled as u64 == expected {
+            buf.truncate(filled);
+            return Ok(buf);
+        }
+        if n < asked {
+            continue;
+        }
+        // The buffer is full and the file goes on: it grew. Read on, up to the cap.
+        let grown = (buf.len() * 2).min(usize::try_from(cap + 1).unwrap_or(usize::MAX));
+        buf.resize(grown.max(buf.len() + 1), 0);
+    }
 }
 
 /// The MIME type from the file name alone (for listings).
@@ -123,6 +168,47 @@ fn looks_binary_type(mime: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Hands out its bytes a few at a time, like a file read while it is written.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = out.len().min(self.1).min(self.0.len());
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_file_read_matches_its_size_or_is_refused_past_the_cap() {
+        let data = b"0123456789";
+        assert_eq!(read_capped(&data[..], 10, 100).unwrap(), data);
+        assert_eq!(
+            read_capped(&data[..], 0, 100).unwrap(),
+            data,
+            "grew since fstat"
+        );
+        assert_eq!(read_capped(&data[..], 20, 100).unwrap(), data, "shrank");
+        assert!(matches!(
+            read_capped(&data[..], 4, 8),
+            Err(ReadError::TooLarge { size: 9 })
+        ));
+        assert!(read_capped(&data[..], 10, 10).is_ok(), "exactly the cap");
+        assert!(read_capped(&b""[..], 0, 10).unwrap().is_empty());
+    }
+
+    #[test]
+    fn short_reads_that_do_not_match_the_size_are_read_on() {
+        let data = b"a file whose size fstat does not know";
+        for expected in [0, 5, 1000] {
+            let got = read_capped(Trickle(data, 3), expected, 1 << 20).unwrap();
+            assert_eq!(got, data, "{expected}");
+        }
+        let got = read_capped(Trickle(data, 3), data.len() as u64, 1 << 20).unwrap();
+        assert_eq!(got, data);
+    }
 
     #[test]
     fn types_come_from_the_name_when_the_content_agrees() {
