@@ -3,6 +3,7 @@
 //! Invariant: when serving on stdio, stdout carries protocol messages only; every log line
 //! goes to stderr.
 
+mod conformance;
 mod sample;
 mod serve;
 

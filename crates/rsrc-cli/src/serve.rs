@@ -212,6 +212,9 @@ fn build(args: &ServeArgs) -> Result<Server, Box<dyn std::error::Error>> {
     let mut builder = Server::builder("rsrc", env!("CARGO_PKG_VERSION"))
         .instructions(INSTRUCTIONS)
         .config(config);
+    if args.conformance_fixtures {
+        builder = crate::conformance::mount(builder);
+    }
     if args.sources.is_empty() {
         builder = builder.mount(crate::sample::PREFIX, crate::sample::sample());
     } else {
@@ -319,18 +322,6 @@ fn serve_http(
         }
         tracing::warn!(%addr, "serving on a non-loopback address: anyone who can reach it can read what is served");
     }
-    let config = HttpConfig {
-        allowed_hosts: h.allowed_host.clone(),
-        allowed_origins: h.allowed_origin.clone(),
-        max_body: usize::try_from(h.max_body).unwrap_or(usize::MAX),
-        max_connections: h.max_connections.max(1),
-        max_sessions: h.max_sessions.max(1),
-        session_idle: h.session_idle,
-        header_read_timeout: h.header_timeout,
-        shutdown_grace: args.shutdown_grace,
-        auth: auth_config(h, addr)?,
-        ..HttpConfig::default()
-    };
     let runtime = if h.threads == 1 {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -343,7 +334,22 @@ fn serve_http(
     };
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr).await?;
-        rsrc::transport::http::serve_http(server, listener, config, shutdown_signal()).await
+        // The bound address (the port, when 0 was asked for) names the resource.
+        let bound = listener.local_addr()?;
+        let config = HttpConfig {
+            allowed_hosts: h.allowed_host.clone(),
+            allowed_origins: h.allowed_origin.clone(),
+            max_body: usize::try_from(h.max_body).unwrap_or(usize::MAX),
+            max_connections: h.max_connections.max(1),
+            max_sessions: h.max_sessions.max(1),
+            session_idle: h.session_idle,
+            header_read_timeout: h.header_timeout,
+            shutdown_grace: args.shutdown_grace,
+            auth: auth_config(h, bound)?,
+            ..HttpConfig::default()
+        };
+        rsrc::transport::http::serve_http(server, listener, config, shutdown_signal()).await?;
+        Ok::<_, Box<dyn std::error::Error>>(())
     })?;
     Ok(())
 }

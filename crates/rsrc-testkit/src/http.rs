@@ -86,6 +86,8 @@ pub struct SseStream {
     buf: Vec<u8>,
     revision: ProtocolVersion,
     method: Option<String>,
+    /// Comment-only blocks (keep-alives) seen so far.
+    pub comments: usize,
     /// Drives the connection; aborted (closing the socket) when the stream is dropped.
     conn: tokio::task::JoinHandle<()>,
 }
@@ -119,6 +121,7 @@ impl SseStream {
         loop {
             if let Some(event) = self.parse_buffered() {
                 if event.id.is_none() && event.data.is_empty() {
+                    self.comments += 1;
                     continue;
                 }
                 if !event.data.is_empty() {
@@ -380,6 +383,7 @@ impl HttpPeer {
             buf: Vec::new(),
             revision: self.revision,
             method: request_method,
+            comments: 0,
             conn,
         }
     }

@@ -107,6 +107,8 @@ fn result_def(method: &str) -> Option<&'static str> {
         "completion/complete" => "CompleteResult",
         "subscriptions/listen" => "SubscriptionsListenResult",
         "resources/metadata" => "Result",
+        "tools/list" => "ListToolsResult",
+        "prompts/list" => "ListPromptsResult",
         _ => return None,
     })
 }

@@ -240,6 +240,11 @@ impl RequestContext {
         }
     }
 
+    /// Where the request's notifications go.
+    pub(crate) fn notifier(&self) -> &Notifier {
+        &self.inner.notifier
+    }
+
     /// Marks the request finished: no notification may follow its response.
     pub(crate) fn finish(&self) {
         self.inner.done.store(true, Ordering::Release);

@@ -18,10 +18,12 @@
 //! cursor size, page size, requests in flight, queued notifications); no input panics the
 //! server, and a panicking provider fails only its own request.
 
+mod changes;
 pub mod client;
 mod context;
 mod cursor;
 mod error;
+mod extension;
 mod provider;
 mod resource_set;
 pub mod server;
@@ -29,8 +31,10 @@ mod template;
 pub mod transport;
 mod uri;
 
+pub use changes::ChangeFeed;
 pub use context::{NotificationSink, Notifier, RequestContext};
 pub use error::ResourceError;
+pub use extension::PromptCompletion;
 pub use provider::{
     BoxFuture, CompleteRequest, ListRequest, Listed, MAX_POSITION_BYTES, Page, Provider, ReadOutput,
 };

@@ -23,6 +23,7 @@ use rsrc_protocol::{CacheHint, Completion, Resource, ResourceContents, ResourceT
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use crate::changes::ChangeFeed;
 use crate::context::RequestContext;
 use crate::error::ResourceError;
 
@@ -191,12 +192,50 @@ pub trait Provider: Send + Sync + 'static {
         let _ = (ctx, req);
         async { Ok(Completion::empty()) }
     }
+
+    /// Whether clients may subscribe to this provider's resources: it then publishes
+    /// [`ChangeFeed::updated`] when one changes. The server declares
+    /// `resources.subscribe` only if a provider does.
+    fn offers_subscriptions(&self) -> bool {
+        false
+    }
+
+    /// Whether this provider publishes [`ChangeFeed::list_changed`]; the server declares
+    /// `resources.listChanged` only if a provider does.
+    fn publishes_list_changes(&self) -> bool {
+        false
+    }
+
+    /// Receives the server's change feed, once, when the server is built.
+    fn attach(&self, feed: ChangeFeed) {
+        let _ = feed;
+    }
+
+    /// Accepts a subscription to `uri`, or refuses it with the error a read would give
+    /// (the default: whatever [`Provider::metadata`] says). A provider that watches
+    /// resources starts watching here.
+    fn subscribe(
+        &self,
+        ctx: &RequestContext,
+        uri: &str,
+    ) -> impl Future<Output = Result<(), ResourceError>> + Send {
+        let found = self.metadata(ctx, uri);
+        async move { found.await.map(drop) }
+    }
 }
 
 /// The object-safe face of [`Provider`], used by the router.
 pub(crate) trait DynProvider: Send + Sync {
     fn templates(&self) -> Vec<ResourceTemplate>;
     fn offers_completion(&self) -> bool;
+    fn offers_subscriptions(&self) -> bool;
+    fn publishes_list_changes(&self) -> bool;
+    fn attach(&self, feed: ChangeFeed);
+    fn subscribe<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
+        uri: &'a str,
+    ) -> BoxFuture<'a, Result<(), ResourceError>>;
     fn list<'a>(
         &'a self,
         ctx: &'a RequestContext,
@@ -226,6 +265,26 @@ impl<P: Provider> DynProvider for P {
 
     fn offers_completion(&self) -> bool {
         Provider::offers_completion(self)
+    }
+
+    fn offers_subscriptions(&self) -> bool {
+        Provider::offers_subscriptions(self)
+    }
+
+    fn publishes_list_changes(&self) -> bool {
+        Provider::publishes_list_changes(self)
+    }
+
+    fn attach(&self, feed: ChangeFeed) {
+        Provider::attach(self, feed);
+    }
+
+    fn subscribe<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
+        uri: &'a str,
+    ) -> BoxFuture<'a, Result<(), ResourceError>> {
+        Box::pin(Provider::subscribe(self, ctx, uri))
     }
 
     fn list<'a>(

@@ -126,6 +126,7 @@ pub struct ResourceSet {
     templates: Vec<TemplateResource>,
     cache: Option<CacheHint>,
     collection_budget: usize,
+    subscriptions: bool,
 }
 
 impl Default for ResourceSet {
@@ -153,6 +154,7 @@ impl ResourceSet {
             templates: Vec::new(),
             cache: None,
             collection_budget: DEFAULT_COLLECTION_BUDGET,
+            subscriptions: false,
         }
     }
 
@@ -241,6 +243,14 @@ impl ResourceSet {
         self
     }
 
+    /// Lets clients subscribe to this set's resources. Tell subscribers of a change with
+    /// [`Server::changes`](crate::Server::changes)`().updated(uri)`.
+    #[must_use]
+    pub fn with_subscriptions(mut self) -> Self {
+        self.subscriptions = true;
+        self
+    }
+
     /// The most specific template matching `uri`.
     fn route(&self, uri: &str) -> Option<(&TemplateResource, Vars)> {
         self.templates
@@ -316,6 +326,10 @@ impl Provider for ResourceSet {
 
     fn offers_completion(&self) -> bool {
         self.templates.iter().any(TemplateResource::completes)
+    }
+
+    fn offers_subscriptions(&self) -> bool {
+        self.subscriptions
     }
 
     async fn list(

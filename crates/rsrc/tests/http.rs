@@ -755,6 +755,115 @@ async fn closing_a_request_stream_cancels_the_request() {
     panic!("the provider never saw the cancellation");
 }
 
+// ----- subscriptions -----
+
+fn watched() -> Server {
+    Server::builder("rsrc-http-subs", "0.0.0")
+        .mount(
+            "w:",
+            rsrc::ResourceSet::new()
+                .with_text(Resource::new("w:///a", "a"), "A")
+                .with_subscriptions(),
+        )
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_stream_acknowledges_delivers_and_ends_when_closed() {
+    let server = watched();
+    let srv = start_with(
+        server.clone(),
+        HttpConfig {
+            keep_alive: Duration::from_millis(100),
+            ..HttpConfig::default()
+        },
+    )
+    .await;
+    let mut peer = modern(&srv);
+    let msg = peer.modern_request(
+        "subscriptions/listen",
+        json!({"notifications": {"resourceSubscriptions": ["w:///a"]}}),
+    );
+    let headers = peer.headers_for(&msg);
+    let h: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let mut stream = peer
+        .open("POST", &h, &serde_json::to_vec(&msg).unwrap())
+        .await;
+    assert_eq!(stream.status, 200);
+    assert_eq!(stream.headers["content-type"], "text/event-stream");
+    let ack = stream.next_event(Duration::from_secs(5)).await.unwrap();
+    let ack: Value = serde_json::from_str(&ack.data).unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    server.changes().updated("w:///a");
+    let update = stream.next_event(Duration::from_secs(5)).await.unwrap();
+    let update: Value = serde_json::from_str(&update.data).unwrap();
+    assert_eq!(update["params"]["uri"], "w:///a");
+    assert_eq!(
+        update["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        msg["id"]
+    );
+    // Quiet periods carry keep-alive comments.
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    assert!(
+        stream
+            .next_event(Duration::from_millis(100))
+            .await
+            .is_none()
+    );
+    assert!(stream.comments >= 2, "{} keep-alives", stream.comments);
+    drop(stream);
+    for _ in 0..100 {
+        if server.changes().subscribers("w:///a") == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("closing the stream did not end the subscription");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_session_hears_of_its_subscriptions_on_the_get_stream() {
+    let server = watched();
+    let srv = start_with(server.clone(), HttpConfig::default()).await;
+    let mut peer = srv.peer();
+    peer.initialize().await;
+    let ok = peer
+        .post(
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe",
+            "params": {"uri": "w:///a"}}),
+        )
+        .await;
+    assert_eq!(ok.json()["result"], json!({}));
+    let sid = peer.session().unwrap().to_owned();
+    let host = peer.host();
+    let mut stream = peer
+        .open(
+            "GET",
+            &[
+                ("host", &host),
+                ("accept", "text/event-stream"),
+                ("mcp-session-id", &sid),
+            ],
+            b"",
+        )
+        .await;
+    let prime = stream.next_event(Duration::from_secs(5)).await.unwrap();
+    assert!(prime.data.is_empty());
+    // Another session's subscription does not leak into this stream.
+    let mut other = srv.peer();
+    other.initialize().await;
+    server.changes().updated("w:///a");
+    let event = stream.next_event(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(event.id.as_deref(), Some("0-1"));
+    let msg: Value = serde_json::from_str(&event.data).unwrap();
+    assert_eq!(msg["method"], "notifications/resources/updated");
+    assert_eq!(msg["params"]["uri"], "w:///a");
+}
+
 // ----- defences -----
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -101,6 +101,7 @@ macro_rules! has_meta {
 }
 
 has_meta!(
+    crate::extension::ExtensionParams,
     EmptyParams,
     SetLevelParams,
     InitializeParams,
@@ -235,22 +236,24 @@ impl Server {
                 self.run(at, id, m, params, Eras::Both, handlers::templates)
             }
             Complete::NAME => self.run(at, id, m, params, Eras::Both, handlers::complete),
-            Subscribe::NAME | Unsubscribe::NAME => self.run(
-                at,
-                id,
-                m,
-                params,
-                Eras::Legacy,
-                |_, _, _: ResourceParams| handlers::unsupported("resources.subscribe"),
-            ),
-            SubscriptionsListen::NAME => self.run(
-                at,
-                id,
-                m,
-                params,
-                Eras::Modern,
-                |_, _, _: SubscriptionsListenParams| handlers::unsupported("subscriptions"),
-            ),
+            Subscribe::NAME => {
+                let session_ = Arc::clone(session);
+                self.run(at, id, m, params, Eras::Legacy, move |srv, ctx, p| {
+                    handlers::subscribe(srv, ctx, p, session_)
+                })
+            }
+            Unsubscribe::NAME => {
+                let session_ = Arc::clone(session);
+                self.run(at, id, m, params, Eras::Legacy, move |srv, ctx, p| {
+                    handlers::unsubscribe(srv, ctx, p, session_)
+                })
+            }
+            SubscriptionsListen::NAME => {
+                self.run(at, id, m, params, Eras::Modern, handlers::listen)
+            }
+            _ if self.inner.methods.contains_key(m) => {
+                self.run(at, id, m, params, Eras::Both, handlers::extension(m))
+            }
             _ => {
                 // Unknown: read only the `_meta` to format the error for the right revision.
                 let meta = jsonrpc::decode_params::<EmptyParams>(params).ok();

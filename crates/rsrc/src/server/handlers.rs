@@ -23,11 +23,23 @@ use rsrc_protocol::{
     CacheHint, CacheScope, ProtocolVersion, ResultMeta, ResultType, ServerCapabilities,
 };
 
+use std::sync::Arc;
+
+use rsrc_protocol::meta::NotificationMeta;
+use rsrc_protocol::methods::SubscriptionsAcknowledged;
+use rsrc_protocol::subscriptions::{
+    SubscriptionFilter, SubscriptionsAcknowledgedParams, SubscriptionsListenParams,
+    SubscriptionsListenResult,
+};
+
 use super::session::{Negotiated, Session};
 use super::{Mount, Server};
+use crate::changes::{Listener, TooMany};
 use crate::context::RequestContext;
 use crate::cursor::{InvalidCursor, ListKind};
 use crate::error::{RequestError, ResourceError};
+use crate::extension::{ExtensionParams, ExtensionResult, PromptCompletion};
+use crate::provider::BoxFuture;
 use crate::provider::{CompleteRequest, ListRequest, Listed, MAX_POSITION_BYTES};
 
 impl From<InvalidCursor> for RequestError {
@@ -84,12 +96,61 @@ impl Server {
             .mounts
             .iter()
             .any(|m| m.provider.offers_completion());
+        let completions = completions || self.inner.prompt_completer.is_some();
         ServerCapabilities {
-            resources: Some(ResourcesCapability::default()),
+            resources: Some(ResourcesCapability {
+                subscribe: self.offers_subscriptions().then_some(true),
+                list_changed: self.publishes_list_changes().then_some(true),
+            }),
             logging: Some(Default::default()),
             completions: completions.then(Default::default),
+            other: self.inner.capabilities.clone(),
             ..ServerCapabilities::default()
         }
+    }
+
+    fn offers_subscriptions(&self) -> bool {
+        self.inner
+            .router
+            .mounts
+            .iter()
+            .any(|m| m.provider.offers_subscriptions())
+    }
+
+    fn publishes_list_changes(&self) -> bool {
+        self.inner
+            .router
+            .mounts
+            .iter()
+            .any(|m| m.provider.publishes_list_changes())
+    }
+
+    /// The session's listener, made on first use.
+    fn listener_of<'s>(&self, session: &'s Session) -> &'s Arc<Listener> {
+        session.listener(|| {
+            self.inner.hub.listener(
+                session.notifier().clone(),
+                None,
+                self.inner.config.max_subscriptions,
+            )
+        })
+    }
+
+    /// Checks that `uri` can be subscribed to: a well-formed URI, served by a provider
+    /// that offers subscriptions and accepts this one.
+    async fn check_subscribable(
+        &self,
+        ctx: &RequestContext,
+        uri: &str,
+    ) -> Result<(), RequestError> {
+        let (_, mount) = self.mount_for(uri)?;
+        if !mount.provider.offers_subscriptions() {
+            return Err(RequestError::InvalidParams(format!(
+                "{uri} does not support subscriptions"
+            )));
+        }
+        mount.provider.subscribe(ctx, uri).await?;
+        Ok(())
     }
 
     fn check_uri(&self, uri: &str) -> Result<(), RequestError> {
@@ -138,6 +199,9 @@ pub(super) fn initialize(
         ));
     }
     tracing::debug!(requested = %p.protocol_version, %version, "initialized");
+    if srv.publishes_list_changes() {
+        srv.listener_of(session).listen_to_lists();
+    }
     Ok(InitializeResult {
         protocol_version: version.as_str().to_owned(),
         capabilities: srv.capabilities(),
@@ -155,10 +219,101 @@ pub(super) async fn ping(
     Ok(EmptyResult::default())
 }
 
-pub(super) async fn unsupported(capability: &str) -> Result<EmptyResult, RequestError> {
-    Err(RequestError::MethodNotFound(format!(
-        "this server does not offer {capability}"
-    )))
+/// `resources/subscribe` on `session`.
+pub(super) async fn subscribe(
+    srv: Server,
+    ctx: RequestContext,
+    p: ResourceParams,
+    session: Arc<Session>,
+) -> Result<EmptyResult, RequestError> {
+    if !srv.offers_subscriptions() {
+        return Err(RequestError::MethodNotFound(
+            "resources/subscribe (this server offers no subscriptions)".into(),
+        ));
+    }
+    srv.check_subscribable(&ctx, &p.uri).await?;
+    srv.listener_of(&session)
+        .subscribe(&p.uri)
+        .map_err(|TooMany(max)| {
+            RequestError::InvalidParams(format!("a session may hold at most {max} subscriptions"))
+        })?;
+    Ok(EmptyResult::default())
+}
+
+/// `resources/unsubscribe` on `session`: succeeds whether or not it was subscribed.
+pub(super) async fn unsubscribe(
+    srv: Server,
+    _ctx: RequestContext,
+    p: ResourceParams,
+    session: Arc<Session>,
+) -> Result<EmptyResult, RequestError> {
+    if !srv.offers_subscriptions() {
+        return Err(RequestError::MethodNotFound(
+            "resources/unsubscribe (this server offers no subscriptions)".into(),
+        ));
+    }
+    srv.check_uri(&p.uri)?;
+    srv.listener_of(&session).unsubscribe(&p.uri);
+    Ok(EmptyResult::default())
+}
+
+/// `subscriptions/listen`: acknowledges what will be delivered, then delivers it until
+/// the client cancels (closing the stream, or `notifications/cancelled` on stdio).
+pub(super) async fn listen(
+    srv: Server,
+    ctx: RequestContext,
+    p: SubscriptionsListenParams,
+) -> Result<SubscriptionsListenResult, RequestError> {
+    let id = ctx.request_id().clone();
+    let wanted = p.notifications;
+    let max = srv.inner.config.max_subscriptions;
+    let mut accepted = SubscriptionFilter::default();
+    if wanted.resources_list_changed == Some(true) && srv.publishes_list_changes() {
+        accepted.resources_list_changed = Some(true);
+    }
+    if let Some(uris) = wanted.resource_subscriptions {
+        let mut ok = Vec::new();
+        if srv.offers_subscriptions() {
+            for uri in uris {
+                if ok.len() == max {
+                    break;
+                }
+                match srv.check_subscribable(&ctx, &uri).await {
+                    Ok(()) => ok.push(uri),
+                    Err(e) => tracing::debug!(%uri, error = ?e, "subscription not accepted"),
+                }
+            }
+        }
+        accepted.resource_subscriptions = Some(ok);
+    }
+    let listener = srv
+        .inner
+        .hub
+        .listener(ctx.notifier().clone(), Some(id.clone()), max);
+    // The acknowledgement goes out before anything can be delivered.
+    ctx.notifier()
+        .notify::<SubscriptionsAcknowledged>(&SubscriptionsAcknowledgedParams {
+            notifications: accepted.clone(),
+            meta: Some(NotificationMeta::for_subscription(id.clone())),
+        });
+    if accepted.resources_list_changed == Some(true) {
+        listener.listen_to_lists();
+    }
+    for uri in accepted.resource_subscriptions.iter().flatten() {
+        // Within the bound: at most `max` were accepted.
+        let _ = listener.subscribe(uri);
+    }
+    ctx.cancelled().await;
+    drop(listener);
+    let (result_type, _) = decoration(&srv, ctx.protocol_version());
+    Ok(SubscriptionsListenResult {
+        result_type,
+        meta: ResultMeta {
+            server_info: Some(srv.inner.info.clone()),
+            subscription_id: Some(id),
+            ..ResultMeta::default()
+        },
+    })
 }
 
 pub(super) async fn discover(
@@ -419,9 +574,19 @@ pub(super) async fn complete(
     let template = match &p.reference {
         Reference::Resource { uri } => uri,
         Reference::Prompt { name, .. } => {
-            return Err(RequestError::InvalidParams(format!(
-                "unknown prompt {name:?}: this server offers no prompts"
-            )));
+            let Some(complete) = &srv.inner.prompt_completer else {
+                return Err(RequestError::InvalidParams(format!(
+                    "unknown prompt {name:?}: this server offers no prompts"
+                )));
+            };
+            let req = PromptCompletion {
+                prompt: name.clone(),
+                argument: p.argument.name.clone(),
+                value: p.argument.value.clone(),
+                context: p.context.and_then(|c| c.arguments).unwrap_or_default(),
+            };
+            let completion = complete(ctx.clone(), req).await?;
+            return Ok(complete_result(&srv, &ctx, completion));
         }
     };
     let Some((index, _)) = srv
@@ -436,7 +601,7 @@ pub(super) async fn complete(
     };
     let mount = &srv.inner.router.mounts[usize::from(*index)];
     let context = p.context.and_then(|c| c.arguments).unwrap_or_default();
-    let mut completion = mount
+    let completion = mount
         .provider
         .complete(
             &ctx,
@@ -448,16 +613,51 @@ pub(super) async fn complete(
             },
         )
         .await?;
+    Ok(complete_result(&srv, &ctx, completion))
+}
+
+/// The result of a completion, held to the protocol's limit of values.
+fn complete_result(
+    srv: &Server,
+    ctx: &RequestContext,
+    mut completion: Completion,
+) -> CompleteResult {
     if completion.values.len() > Completion::MAX_VALUES {
         let total = completion.values.len() as u64;
         completion.values.truncate(Completion::MAX_VALUES);
         completion.has_more = Some(true);
         completion.total = Some(completion.total.unwrap_or(total).max(total));
     }
-    let (result_type, meta) = decoration(&srv, ctx.protocol_version());
-    Ok(CompleteResult {
+    let (result_type, meta) = decoration(srv, ctx.protocol_version());
+    CompleteResult {
         completion,
         result_type,
         meta,
-    })
+    }
+}
+
+/// The handler of extension method `method`.
+pub(super) fn extension(
+    method: &str,
+) -> impl FnOnce(
+    Server,
+    RequestContext,
+    ExtensionParams,
+) -> BoxFuture<'static, Result<ExtensionResult, RequestError>>
++ Send
++ 'static {
+    let method = method.to_owned();
+    move |srv: Server, ctx: RequestContext, p: ExtensionParams| {
+        Box::pin(async move {
+            let Some(handler) = srv.inner.methods.get(&method).cloned() else {
+                return Err(RequestError::MethodNotFound(method));
+            };
+            let value = handler(ctx.clone(), p.rest).await?;
+            Ok(if ctx.protocol_version().is_modern() {
+                ExtensionResult::modern(value, &srv.inner.info)
+            } else {
+                ExtensionResult(value)
+            })
+        })
+    }
 }

@@ -11,11 +11,17 @@ mod handlers;
 mod reply;
 mod session;
 
+use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::Arc;
 
-use rsrc_protocol::{CacheHint, CacheScope, Implementation, ResourceTemplate};
+use rsrc_protocol::{CacheHint, CacheScope, Completion, Implementation, Meta, ResourceTemplate};
 
+use crate::changes::{ChangeFeed, Hub};
+use crate::context::RequestContext;
 use crate::cursor::CursorSealer;
+use crate::error::ResourceError;
+use crate::extension::{self, MethodHandler, PromptCompleter, PromptCompletion};
 use crate::provider::{DynProvider, Provider};
 
 pub use dispatch::Handled;
@@ -82,6 +88,10 @@ pub enum BuildError {
     TooManyMounts,
     /// A limit was set to zero.
     ZeroLimit(&'static str),
+    /// An extension method has the name of a method the engine serves.
+    ReservedMethod(String),
+    /// An extension capability has the name of one the engine declares.
+    ReservedCapability(String),
 }
 
 impl std::fmt::Display for BuildError {
@@ -90,6 +100,10 @@ impl std::fmt::Display for BuildError {
             BuildError::DuplicatePrefix(p) => write!(f, "two providers are mounted at {p:?}"),
             BuildError::TooManyMounts => f.write_str("more than 65535 providers are mounted"),
             BuildError::ZeroLimit(what) => write!(f, "{what} must be greater than zero"),
+            BuildError::ReservedMethod(m) => write!(f, "{m} is served by the engine"),
+            BuildError::ReservedCapability(c) => {
+                write!(f, "the {c} capability is declared by the engine")
+            }
         }
     }
 }
@@ -115,6 +129,9 @@ pub struct ServerConfig {
     pub templates_cache: CacheHint,
     /// Caching hint of `server/discover` (default: 1 hour, public).
     pub discover_cache: CacheHint,
+    /// Most resources one session, or one `subscriptions/listen` stream, may subscribe
+    /// to (default 4096).
+    pub max_subscriptions: usize,
 }
 
 impl Default for ServerConfig {
@@ -126,18 +143,31 @@ impl Default for ServerConfig {
             read_cache: CacheHint::NO_STORE,
             templates_cache: CacheHint::new(5 * 60 * 1000, CacheScope::Public),
             discover_cache: CacheHint::new(60 * 60 * 1000, CacheScope::Public),
+            max_subscriptions: 4096,
         }
     }
 }
 
 /// Builds a [`Server`].
-#[derive(Debug)]
 pub struct ServerBuilder {
     info: Implementation,
     instructions: Option<String>,
     router: Router,
     config: ServerConfig,
     cursor_key: Option<[u8; 32]>,
+    methods: BTreeMap<String, MethodHandler>,
+    capabilities: Meta,
+    prompt_completer: Option<PromptCompleter>,
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("info", &self.info)
+            .field("router", &self.router)
+            .field("methods", &self.methods.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ServerBuilder {
@@ -169,6 +199,42 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves `method`, which the engine does not know, with `handler`: it gets the
+    /// params (without `_meta`) and returns the result object. For an application that
+    /// offers more than resources (say `tools/list`); declare the matching capability
+    /// with [`ServerBuilder::capability`].
+    #[must_use]
+    pub fn method<F, Fut>(mut self, method: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(RequestContext, serde_json::Map<String, serde_json::Value>) -> Fut
+            + Send
+            + Sync
+            + 'static,
+        Fut: Future<Output = Result<serde_json::Value, ResourceError>> + Send + 'static,
+    {
+        self.methods
+            .insert(method.into(), extension::method_handler(handler));
+        self
+    }
+
+    /// Declares a capability beyond those of the engine (e.g. `"prompts"`, `{}`).
+    #[must_use]
+    pub fn capability(mut self, name: impl Into<String>, value: serde_json::Value) -> Self {
+        self.capabilities.insert(name.into(), value);
+        self
+    }
+
+    /// Completes prompt arguments (`completion/complete` with `ref/prompt`).
+    #[must_use]
+    pub fn prompt_completion<F, Fut>(mut self, complete: F) -> Self
+    where
+        F: Fn(RequestContext, PromptCompletion) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Completion, ResourceError>> + Send + 'static,
+    {
+        self.prompt_completer = Some(extension::prompt_completer(complete));
+        self
+    }
+
     /// Seals cursors with this key instead of a random one, so that cursors survive a
     /// restart or work across replicas.
     #[must_use]
@@ -194,6 +260,27 @@ impl ServerBuilder {
         if self.config.max_uri_len == 0 {
             return Err(BuildError::ZeroLimit("max_uri_len"));
         }
+        if self.config.max_subscriptions == 0 {
+            return Err(BuildError::ZeroLimit("max_subscriptions"));
+        }
+        if let Some(m) = self
+            .methods
+            .keys()
+            .find(|m| extension::ENGINE_METHODS.contains(&m.as_str()))
+        {
+            return Err(BuildError::ReservedMethod(m.clone()));
+        }
+        if let Some(c) = self
+            .capabilities
+            .keys()
+            .find(|c| ["resources", "completions", "logging", "extensions"].contains(&c.as_str()))
+        {
+            return Err(BuildError::ReservedCapability(c.clone()));
+        }
+        let hub = Arc::new(Hub::default());
+        for m in mounts {
+            m.provider.attach(hub.feed());
+        }
         let templates = mounts
             .iter()
             .enumerate()
@@ -214,6 +301,10 @@ impl ServerBuilder {
                     .cursor_key
                     .map_or_else(CursorSealer::random, CursorSealer::new),
                 templates,
+                hub,
+                methods: self.methods,
+                capabilities: self.capabilities,
+                prompt_completer: self.prompt_completer,
             }),
         })
     }
@@ -225,7 +316,6 @@ pub struct Server {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
 struct Inner {
     info: Implementation,
     instructions: Option<String>,
@@ -234,6 +324,22 @@ struct Inner {
     sealer: CursorSealer,
     /// Every provider's templates, with the mount that serves them, gathered once.
     templates: Vec<(u16, ResourceTemplate)>,
+    /// Where providers' changes meet the listeners.
+    hub: Arc<Hub>,
+    /// Methods beyond the engine's.
+    methods: BTreeMap<String, MethodHandler>,
+    /// Capabilities beyond the engine's.
+    capabilities: Meta,
+    prompt_completer: Option<PromptCompleter>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("info", &self.info)
+            .field("router", &self.router)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Server {
@@ -245,6 +351,9 @@ impl Server {
             router: Router::new(),
             config: ServerConfig::default(),
             cursor_key: None,
+            methods: BTreeMap::new(),
+            capabilities: Meta::new(),
+            prompt_completer: None,
         }
     }
 
@@ -256,5 +365,11 @@ impl Server {
     /// The configuration.
     pub fn config(&self) -> &ServerConfig {
         &self.inner.config
+    }
+
+    /// The change feed providers publish to (the same one each provider received in
+    /// [`Provider::attach`]): for code outside a provider that knows a resource changed.
+    pub fn changes(&self) -> ChangeFeed {
+        self.inner.hub.feed()
     }
 }

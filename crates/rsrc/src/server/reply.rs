@@ -34,6 +34,8 @@ encode_with_serde!(
     rsrc_protocol::resources::ListResourceTemplatesResult,
     rsrc_protocol::resources::ResourceMetadataResult,
     rsrc_protocol::completion::CompleteResult,
+    rsrc_protocol::subscriptions::SubscriptionsListenResult,
+    crate::extension::ExtensionResult,
 );
 
 /// Read results are written by hand around the contents, so that blobs go into the

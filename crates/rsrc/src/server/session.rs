@@ -1,20 +1,23 @@
 //! [`Session`]: what a server remembers about one connection (stdio) or one legacy HTTP
-//! session — the negotiated legacy revision, the log level, and the requests in flight.
+//! session — the negotiated legacy revision, the log level, the requests in flight and
+//! the subscriptions.
 //!
 //! Invariants:
 //! - A revision is negotiated at most once (`initialize` twice is refused).
 //! - Every in-flight request is registered under its id until its reply is produced or it
 //!   is cancelled; a second request with the id of one still in flight is refused.
-//! - Closing the session cancels everything still in flight.
+//! - Closing the session cancels everything still in flight; dropping it releases its
+//!   subscriptions.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use rsrc_protocol::jsonrpc::RequestId;
 use rsrc_protocol::{Implementation, LoggingLevel, ProtocolVersion};
 use tokio_util::sync::CancellationToken;
 
+use crate::changes::Listener;
 use crate::context::Notifier;
 
 /// The outcome of a legacy `initialize`.
@@ -34,6 +37,8 @@ pub struct Session {
     log_level: Mutex<Option<LoggingLevel>>,
     inflight: Mutex<HashMap<RequestId, (u64, CancellationToken)>>,
     notifier: Notifier,
+    /// The session's subscriptions, made at the first subscription.
+    listener: OnceLock<Arc<Listener>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -60,6 +65,7 @@ impl Session {
             log_level: Mutex::new(None),
             inflight: Mutex::new(HashMap::new()),
             notifier,
+            listener: OnceLock::new(),
         }
     }
 
@@ -101,6 +107,11 @@ impl Session {
 
     pub(crate) fn notifier(&self) -> &Notifier {
         &self.notifier
+    }
+
+    /// The session's listener of changes, made by `make` the first time.
+    pub(crate) fn listener(&self, make: impl FnOnce() -> Arc<Listener>) -> &Arc<Listener> {
+        self.listener.get_or_init(make)
     }
 
     /// Registers a request in flight under a unique `serial`; `None` when a request with

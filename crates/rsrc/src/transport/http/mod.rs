@@ -616,11 +616,18 @@ where
     res
 }
 
-/// An SSE response of `events`, framed without ids (nothing to resume).
-fn unnumbered_sse(events: RequestEvents) -> Response {
-    sse_response(
-        events
-            .into_stream()
-            .map(|m| Ok::<_, std::convert::Infallible>(sse::frame(&m))),
-    )
+/// An SSE response of `events`, framed without ids (nothing to resume), with a comment
+/// line after every `keep_alive` of silence so that a long-lived stream (a
+/// `subscriptions/listen`) outlives proxies' idle timeouts.
+fn unnumbered_sse(events: RequestEvents, keep_alive: Duration) -> Response {
+    let events = Box::pin(events.into_stream());
+    let body = futures_util::stream::unfold(events, move |mut events| async move {
+        tokio::select! {
+            m = events.next() => m.map(|m| (Ok(sse::frame(&m)), events)),
+            () = tokio::time::sleep(keep_alive) => {
+                Some((Ok(Bytes::from_static(sse::KEEP_ALIVE)), events))
+            }
+        }
+    });
+    sse_response(body)
 }

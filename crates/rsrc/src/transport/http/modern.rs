@@ -201,7 +201,7 @@ pub(super) async fn post(
         Handled::Pending(fut) => match settle(fut, notes).await {
             Settled::Json(Some(reply)) => reply_response(status_of(&reply, false), &reply),
             Settled::Json(None) => sse_response(futures_util::stream::empty()),
-            Settled::Stream(events) => unnumbered_sse(events),
+            Settled::Stream(events) => unnumbered_sse(events, sh.config.keep_alive),
         },
     }
 }
