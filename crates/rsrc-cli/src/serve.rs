@@ -54,7 +54,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "16MiB", value_parser = parse_size)]
     max_message: u64,
 
-    /// Most requests handled at once per connection.
+    /// Most requests handled at once per stdio connection or HTTP session.
     #[arg(long, default_value_t = 128)]
     max_in_flight: usize,
 
@@ -103,6 +103,10 @@ pub(crate) struct HttpArgs {
     /// Most HTTP connections at once.
     #[arg(long, default_value_t = 1024)]
     max_connections: usize,
+
+    /// Most long-lived streams (GET streams, subscriptions) open at once.
+    #[arg(long, default_value_t = 256)]
+    max_streams: usize,
 
     /// Most sessions (2025 revisions) at once.
     #[arg(long, default_value_t = 4096)]
@@ -341,6 +345,8 @@ fn serve_http(
             allowed_origins: h.allowed_origin.clone(),
             max_body: usize::try_from(h.max_body).unwrap_or(usize::MAX),
             max_connections: h.max_connections.max(1),
+            max_streams: h.max_streams.max(1),
+            max_in_flight: args.max_in_flight.max(1),
             max_sessions: h.max_sessions.max(1),
             session_idle: h.session_idle,
             header_read_timeout: h.header_timeout,

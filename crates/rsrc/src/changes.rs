@@ -11,6 +11,8 @@
 //!   once, and dropping a listener removes its entries.
 //! - Delivery never blocks the publisher: it goes through the listener's [`Notifier`],
 //!   whose queue drops rather than waits.
+//! - Locks: the hub's before a listener's, never the reverse; a listener's set and the
+//!   hub's entries change together.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -130,17 +132,16 @@ pub(crate) struct Listener {
 impl Listener {
     /// Subscribes to `uri` (again is a no-op).
     pub(crate) fn subscribe(self: &Arc<Self>, uri: &str) -> Result<(), TooMany> {
-        {
-            let mut uris = lock(&self.uris);
-            if uris.contains(uri) {
-                return Ok(());
-            }
-            if uris.len() >= self.max {
-                return Err(TooMany(self.max));
-            }
-            uris.insert(uri.to_owned());
-        }
+        // The hub's lock first, then the listener's: both change as one.
         let mut st = lock(&self.hub.state);
+        let mut uris = lock(&self.uris);
+        if uris.contains(uri) {
+            return Ok(());
+        }
+        if uris.len() >= self.max {
+            return Err(TooMany(self.max));
+        }
+        uris.insert(uri.to_owned());
         let entries = st.by_uri.entry(uri.to_owned()).or_default();
         entries.retain(|(_, w)| w.strong_count() > 0);
         entries.push((self.id, Arc::downgrade(self)));
@@ -149,10 +150,10 @@ impl Listener {
 
     /// Unsubscribes from `uri`; `false` if it was not subscribed.
     pub(crate) fn unsubscribe(&self, uri: &str) -> bool {
+        let mut st = lock(&self.hub.state);
         if !lock(&self.uris).remove(uri) {
             return false;
         }
-        let mut st = lock(&self.hub.state);
         if let Some(entries) = st.by_uri.get_mut(uri) {
             entries.retain(|(id, _)| *id != self.id);
             if entries.is_empty() {

@@ -117,6 +117,7 @@ struct Inner {
     id: RequestId,
     version: ProtocolVersion,
     cancel: CancellationToken,
+    closing: CancellationToken,
     progress_token: Option<ProgressToken>,
     last_progress: Mutex<Option<f64>>,
     done: AtomicBool,
@@ -131,6 +132,7 @@ pub(crate) struct ContextParts {
     pub(crate) id: RequestId,
     pub(crate) version: ProtocolVersion,
     pub(crate) cancel: CancellationToken,
+    pub(crate) closing: CancellationToken,
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) client_info: Option<Implementation>,
@@ -144,6 +146,7 @@ impl RequestContext {
                 id: parts.id,
                 version: parts.version,
                 cancel: parts.cancel,
+                closing: parts.closing,
                 progress_token: parts.progress_token,
                 last_progress: Mutex::new(None),
                 done: AtomicBool::new(false),
@@ -161,6 +164,7 @@ impl RequestContext {
             id: RequestId::Number(0),
             version: ProtocolVersion::LATEST,
             cancel: CancellationToken::new(),
+            closing: CancellationToken::new(),
             progress_token: None,
             log_level: None,
             client_info: None,
@@ -192,6 +196,12 @@ impl RequestContext {
     /// Completes when the request is cancelled.
     pub fn cancelled(&self) -> WaitForCancellationFuture<'_> {
         self.inner.cancel.cancelled()
+    }
+
+    /// Completes when the transport is closing: a request that would run until
+    /// cancelled (a subscription stream) should end now, with its result.
+    pub fn closing(&self) -> WaitForCancellationFuture<'_> {
+        self.inner.closing.cancelled()
     }
 
     /// Reports progress when the client asked for it; a value not greater than the
@@ -264,6 +274,7 @@ mod tests {
             id: RequestId::Number(1),
             version: ProtocolVersion::LATEST_LEGACY,
             cancel: CancellationToken::new(),
+            closing: CancellationToken::new(),
             progress_token: progress,
             log_level: level,
             client_info: None,

@@ -20,22 +20,9 @@ use crate::context::RequestContext;
 use crate::error::ResourceError;
 use crate::provider::BoxFuture;
 
-/// The methods the engine serves itself.
-pub(crate) const ENGINE_METHODS: &[&str] = &[
-    "initialize",
-    "ping",
-    "logging/setLevel",
-    "server/discover",
-    "resources/list",
-    "resources/read",
-    "resources/metadata",
-    "resources/directory/read",
-    "resources/templates/list",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "subscriptions/listen",
-    "completion/complete",
-];
+/// The capabilities the engine declares itself.
+pub(crate) const ENGINE_CAPABILITIES: [&str; 4] =
+    ["resources", "completions", "logging", "extensions"];
 
 pub(crate) type MethodHandler = Arc<
     dyn Fn(RequestContext, Map<String, Value>) -> BoxFuture<'static, Result<Value, ResourceError>>

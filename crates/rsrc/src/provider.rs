@@ -212,8 +212,7 @@ pub trait Provider: Send + Sync + 'static {
     }
 
     /// Accepts a subscription to `uri`, or refuses it with the error a read would give
-    /// (the default: whatever [`Provider::metadata`] says). A provider that watches
-    /// resources starts watching here.
+    /// (the default: whatever [`Provider::metadata`] says).
     fn subscribe(
         &self,
         ctx: &RequestContext,

@@ -513,6 +513,101 @@ async fn refused_requests_allocate_no_session() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_runs_a_bounded_number_of_requests_at_once() {
+    let srv = start(HttpConfig {
+        max_in_flight: 2,
+        ..HttpConfig::default()
+    })
+    .await;
+    let mut peer = srv.peer();
+    peer.initialize().await;
+    let mut slow = Vec::new();
+    for i in 0..2 {
+        let mut p = peer.clone();
+        slow.push(tokio::spawn(async move {
+            p.post(
+                &json!({"jsonrpc": "2.0", "id": 100 + i, "method": "resources/read",
+                "params": {"uri": "sample:///slow"}}),
+            )
+            .await
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let msg = read(&mut peer, "sample:///README.md");
+    let res = peer.post(&msg).await;
+    assert_eq!(res.status, 429);
+    assert_eq!(res.json()["id"], msg["id"]);
+    assert!(res.header("retry-after").is_some());
+    for t in slow {
+        assert_eq!(t.await.unwrap().status, 200);
+    }
+    assert_eq!(peer.post(&msg).await.status, 200, "room again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_lived_streams_are_capped() {
+    let srv = start_with(
+        watched(),
+        HttpConfig {
+            max_streams: 1,
+            ..HttpConfig::default()
+        },
+    )
+    .await;
+    let mut a = srv.peer();
+    a.initialize().await;
+    let (sid, host) = (a.session().unwrap().to_owned(), a.host());
+    let get = [
+        ("host", host.as_str()),
+        ("accept", "text/event-stream"),
+        ("mcp-session-id", sid.as_str()),
+    ];
+    let open = a.open("GET", &get, b"").await;
+    assert_eq!(open.status, 200);
+    let mut b = srv.peer();
+    b.initialize().await;
+    let sid_b = b.session().unwrap().to_owned();
+    let res = b
+        .send(
+            "GET",
+            &[
+                ("host", &host),
+                ("accept", "text/event-stream"),
+                ("mcp-session-id", &sid_b),
+            ],
+            b"",
+        )
+        .await;
+    assert_eq!(res.status, 503);
+    let mut m = modern(&srv);
+    let listen = m.modern_request("subscriptions/listen", json!({"notifications": {}}));
+    let res = m.post(&listen).await;
+    assert_eq!(res.status, 503);
+    assert_eq!(res.json()["id"], listen["id"]);
+    drop(open);
+    let mut status = 0;
+    for _ in 0..50 {
+        let s = b
+            .open(
+                "GET",
+                &[
+                    ("host", &host),
+                    ("accept", "text/event-stream"),
+                    ("mcp-session-id", &sid_b),
+                ],
+                b"",
+            )
+            .await;
+        status = s.status;
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 200, "the place was given back");
+}
+
 // ----- many clients, same ids -----
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -826,6 +921,48 @@ async fn a_listen_stream_acknowledges_delivers_and_ends_when_closed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_ends_a_listen_stream_with_its_completion_result() {
+    let srv = start_with(watched(), HttpConfig::default()).await;
+    let mut peer = modern(&srv);
+    let msg = peer.modern_request(
+        "subscriptions/listen",
+        json!({"notifications": {"resourceSubscriptions": ["w:///a"]}}),
+    );
+    let headers = peer.headers_for(&msg);
+    let h: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let mut stream = peer
+        .open("POST", &h, &serde_json::to_vec(&msg).unwrap())
+        .await;
+    assert!(
+        stream.next_event(Duration::from_secs(5)).await.is_some(),
+        "ack"
+    );
+    let shutdown = tokio::spawn(srv.shut_down());
+    let last = stream
+        .next_event(Duration::from_secs(5))
+        .await
+        .expect("a final event");
+    let result: Value = serde_json::from_str(&last.data).unwrap();
+    assert_eq!(result["id"], msg["id"]);
+    assert_eq!(result["result"]["resultType"], "complete");
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        msg["id"]
+    );
+    assert!(
+        stream.next_event(Duration::from_secs(5)).await.is_none(),
+        "then the end"
+    );
+    tokio::time::timeout(Duration::from_secs(5), shutdown)
+        .await
+        .expect("shutdown does not wait for the grace period")
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_legacy_session_hears_of_its_subscriptions_on_the_get_stream() {
     let server = watched();
     let srv = start_with(server.clone(), HttpConfig::default()).await;
@@ -1112,6 +1249,12 @@ async fn jwts_are_checked_for_signature_expiry_and_audience() {
             "not valid",
         ),
         (jwt(&json!({"aud": resource}), b"key-one"), 401, "exp"),
+        (jwt(&json!({"exp": now + 600}), b"key-one"), 401, "aud"),
+        (
+            jwt(&json!({"aud": 5, "exp": now + 600}), b"key-one"),
+            401,
+            "aud",
+        ),
     ];
     for (token, status, why) in cases {
         let auth = format!("Bearer {token}");

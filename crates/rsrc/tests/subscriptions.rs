@@ -168,6 +168,27 @@ async fn listen_acknowledges_first_then_delivers_tagged_notifications() {
     assert_eq!(server.changes().subscribers("w:///a"), 0);
 }
 
+#[tokio::test]
+async fn a_listen_stream_ends_with_its_result_when_the_input_closes() {
+    let server = watched();
+    let mut peer = common::connect(&server);
+    peer.speak(ProtocolVersion::V2026_07_28);
+    peer.send(
+        json!({"jsonrpc": "2.0", "id": 5, "method": "subscriptions/listen",
+        "params": {"_meta": rsrc_testkit::modern_meta(), "notifications": {}}}),
+    )
+    .await;
+    let ack = notification(&mut peer).await;
+    assert_eq!(ack["params"]["notifications"], json!({}));
+    peer.close().await;
+    let end = peer.response_to(&json!(5)).await;
+    assert_eq!(end["result"]["resultType"], "complete");
+    assert_eq!(
+        end["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        5
+    );
+}
+
 fn extended() -> Server {
     Server::builder("rsrc-ext", "0.0.0")
         .mount("sample:", common::sample_set())

@@ -67,6 +67,23 @@ impl std::fmt::Debug for Handled {
     }
 }
 
+/// The methods the engine serves itself (an extension cannot shadow them).
+pub(crate) const ENGINE_METHODS: [&str; 13] = [
+    Initialize::NAME,
+    Ping::NAME,
+    SetLevel::NAME,
+    Discover::NAME,
+    ListResources::NAME,
+    DirectoryRead::NAME,
+    ReadResource::NAME,
+    ResourceMetadata::NAME,
+    ListResourceTemplates::NAME,
+    Complete::NAME,
+    Subscribe::NAME,
+    Unsubscribe::NAME,
+    SubscriptionsListen::NAME,
+];
+
 /// Which eras a method exists in.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Eras {
@@ -419,6 +436,7 @@ impl Server {
             id: id.clone(),
             version,
             cancel: token.clone(),
+            closing: session.closing().clone(),
             progress_token: meta.and_then(|m| m.progress_token.clone()),
             log_level,
             client_info,

@@ -258,7 +258,8 @@ pub(super) async fn unsubscribe(
 }
 
 /// `subscriptions/listen`: acknowledges what will be delivered, then delivers it until
-/// the client cancels (closing the stream, or `notifications/cancelled` on stdio).
+/// the client cancels (closing the stream, or `notifications/cancelled` on stdio), or
+/// until the transport closes, when the completion result ends it.
 pub(super) async fn listen(
     srv: Server,
     ctx: RequestContext,
@@ -303,7 +304,9 @@ pub(super) async fn listen(
         // Within the bound: at most `max` were accepted.
         let _ = listener.subscribe(uri);
     }
-    ctx.cancelled().await;
+    // Runs until the client cancels (then no response follows) or the transport
+    // closes (then the completion result ends the stream gracefully).
+    ctx.closing().await;
     drop(listener);
     let (result_type, _) = decoration(&srv, ctx.protocol_version());
     Ok(SubscriptionsListenResult {

@@ -266,14 +266,14 @@ impl ServerBuilder {
         if let Some(m) = self
             .methods
             .keys()
-            .find(|m| extension::ENGINE_METHODS.contains(&m.as_str()))
+            .find(|m| dispatch::ENGINE_METHODS.contains(&m.as_str()))
         {
             return Err(BuildError::ReservedMethod(m.clone()));
         }
         if let Some(c) = self
             .capabilities
             .keys()
-            .find(|c| ["resources", "completions", "logging", "extensions"].contains(&c.as_str()))
+            .find(|c| extension::ENGINE_CAPABILITIES.contains(&c.as_str()))
         {
             return Err(BuildError::ReservedCapability(c.clone()));
         }

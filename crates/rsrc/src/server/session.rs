@@ -39,6 +39,8 @@ pub struct Session {
     notifier: Notifier,
     /// The session's subscriptions, made at the first subscription.
     listener: OnceLock<Arc<Listener>>,
+    /// Cancelled when the transport is closing: long-lived requests end gracefully.
+    closing: CancellationToken,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -66,7 +68,26 @@ impl Session {
             inflight: Mutex::new(HashMap::new()),
             notifier,
             listener: OnceLock::new(),
+            closing: CancellationToken::new(),
         }
+    }
+
+    /// Makes `closing` the signal that the transport is closing (e.g. a server-wide
+    /// shutdown token), instead of [`Session::close_gracefully`] alone.
+    #[must_use]
+    pub fn closing_with(mut self, closing: CancellationToken) -> Self {
+        self.closing = closing;
+        self
+    }
+
+    /// Asks long-lived requests (`subscriptions/listen`) to end with their completion
+    /// result: the transport is closing.
+    pub fn close_gracefully(&self) {
+        self.closing.cancel();
+    }
+
+    pub(crate) fn closing(&self) -> &CancellationToken {
+        &self.closing
     }
 
     /// Whether this session serves only per-request (2026-07-28) requests.

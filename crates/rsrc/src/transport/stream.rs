@@ -122,6 +122,8 @@ where
                 None => {
                     if lines.is_eof() {
                         input_done = true;
+                        // Subscription streams end with their completion result.
+                        session.close_gracefully();
                         grace
                             .as_mut()
                             .reset(tokio::time::Instant::now() + config.shutdown_grace);

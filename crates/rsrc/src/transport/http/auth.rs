@@ -4,14 +4,16 @@
 //! Invariants:
 //! - Tokens are accepted only in the `Authorization` header; a query-string
 //!   `access_token` is refused whether or not authentication is on.
-//! - A static token is compared in constant time; a JWT must carry a valid signature by
-//!   the configured key (the key decides the algorithm family, `none` never passes), an
-//!   unexpired `exp`, and an audience naming this server.
+//! - A static token is compared in constant time (as SHA-256 digests, which also hides
+//!   its length); a JWT must carry a valid signature by the configured key (the key
+//!   decides the algorithm family, `none` never passes), an unexpired `exp`, an `aud`
+//!   naming this server, and an `iss` among the configured issuers when there are some.
 //! - Every 401 names the metadata document in `WWW-Authenticate`.
 
 use axum::response::Response;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use rsrc_protocol::jsonrpc::ErrorCode;
+use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
 
 use super::rejection;
@@ -129,7 +131,9 @@ impl AuthConfig {
         };
         match &self.verifier {
             TokenVerifier::Static(expected) => {
-                if bool::from(token.as_bytes().ct_eq(expected.as_bytes())) {
+                // Digests, so that the comparison does not reveal the token's length.
+                let (got, want) = (Sha256::digest(token), Sha256::digest(expected));
+                if bool::from(got.as_slice().ct_eq(want.as_slice())) {
                     Ok(())
                 } else {
                     Err(self.challenge(Some("the token is not valid")))
@@ -274,8 +278,12 @@ mod jwt {
             } else {
                 v.set_audience(&self.audience);
             }
-            if !self.issuer.is_empty() {
+            // The library checks `aud` and `iss` only when present: require them.
+            if self.issuer.is_empty() {
+                v.set_required_spec_claims(&["exp", "aud"]);
+            } else {
                 v.set_issuer(&self.issuer);
+                v.set_required_spec_claims(&["exp", "aud", "iss"]);
             }
             jsonwebtoken::decode::<serde_json::Value>(token, &self.key, &v)
                 .map(drop)

@@ -63,10 +63,11 @@ pub(super) fn default_hosts(bound: SocketAddr) -> Vec<String> {
     hosts
 }
 
-/// The origins of pages served by the default hosts, over http and https.
-pub(super) fn default_origins(bound: SocketAddr) -> Vec<String> {
-    default_hosts(bound)
-        .into_iter()
+/// The origins of pages served by `hosts`, over http and https.
+pub(super) fn origins_of(hosts: &[String]) -> Vec<String> {
+    hosts
+        .iter()
+        .filter(|h| h.as_str() != "*")
         .flat_map(|h| [format!("http://{h}"), format!("https://{h}")])
         .collect()
 }
@@ -144,7 +145,9 @@ mod tests {
 
     #[test]
     fn origins_are_exact_and_a_star_allows_all() {
-        let list = Allowlist::new(default_origins("127.0.0.1:3000".parse().unwrap()));
+        let list = Allowlist::new(origins_of(&default_hosts(
+            "127.0.0.1:3000".parse().unwrap(),
+        )));
         assert!(list.allows("http://localhost:3000"));
         assert!(!list.allows("http://localhost:3000.evil.com"));
         assert!(!list.allows("null"));

@@ -9,7 +9,10 @@
 //!   session is busy, `initialize` gets 503.
 //! - An ended session (DELETE, expiry, eviction, shutdown) cancels its requests, ends its
 //!   streams, and answers 404 from then on.
-//! - A session keeps at most [`RETAINED_STREAMS`] finished POST streams for replay.
+//! - A session keeps at most [`RETAINED_STREAMS`] finished POST streams for replay, and
+//!   has at most `max_in_flight` requests running (429 beyond).
+//! - A request answered as JSON is cancelled when its connection drops (there is no stream
+//!   to resume it on); once its answer became a stream, it runs on, for resumption.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -57,8 +60,6 @@ pub(super) struct HttpSession {
     last_used_ms: AtomicU64,
     /// Cancelled when the session ends.
     ended: CancellationToken,
-    /// Cancelled when the server shuts down: ends the standalone stream.
-    shutdown: CancellationToken,
     limits: LogLimits,
 }
 
@@ -77,8 +78,9 @@ impl HttpSession {
         // honest answer, and getrandom on Linux does not fail once the pool is ready.
         getrandom::fill(&mut raw).expect("the operating system's random source failed");
         let id = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw);
-        let standalone = StreamLog::new(0, limits);
-        let engine = Arc::new(Session::new(Notifier::sink(standalone.clone())));
+        let standalone = StreamLog::new(0, limits.clone());
+        let engine =
+            Arc::new(Session::new(Notifier::sink(standalone.clone())).closing_with(stop.clone()));
         HttpSession {
             id: id.into(),
             engine,
@@ -87,7 +89,6 @@ impl HttpSession {
             next_stream: AtomicU64::new(1),
             last_used_ms: AtomicU64::new(0),
             ended: CancellationToken::new(),
-            shutdown: stop.clone(),
             limits,
         }
     }
@@ -107,7 +108,7 @@ impl HttpSession {
     fn open_stream(&self) -> Arc<StreamLog> {
         let log = StreamLog::new(
             self.next_stream.fetch_add(1, Ordering::Relaxed),
-            self.limits,
+            self.limits.clone(),
         );
         let mut streams = self.streams.lock().unwrap_or_else(PoisonError::into_inner);
         streams.push_back(Arc::clone(&log));
@@ -174,14 +175,12 @@ impl Sessions {
     }
 
     fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
-        let s = self
-            .map
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(id)
-            .cloned()?;
+        let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
+        let s = map.get(id)?;
+        // Touched under the lock: expiry and eviction, which take it for writing, cannot
+        // end a session between its lookup and its use being recorded.
         s.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
-        Some(s)
+        Some(Arc::clone(s))
     }
 
     /// Registers a session, making room at the cap; `false` if every session is busy.
@@ -210,14 +209,15 @@ impl Sessions {
         true
     }
 
-    fn remove(&self, id: &str) -> Option<Arc<HttpSession>> {
-        let s = self
+    fn remove(&self, id: &str) {
+        let removed = self
             .map
             .write()
             .unwrap_or_else(PoisonError::into_inner)
-            .remove(id)?;
-        s.end();
-        Some(s)
+            .remove(id);
+        if let Some(s) = removed {
+            s.end();
+        }
     }
 
     pub(super) fn expire(&self) {
@@ -296,6 +296,24 @@ pub(super) async fn post(sh: &Arc<Shared>, headers: &HeaderMap, body: &[u8]) -> 
             return refusal;
         }
     };
+    if matches!(message, Message::Request(_))
+        && session.engine.in_flight() >= sh.config.max_in_flight
+    {
+        let mut res = error_response(
+            StatusCode::TOO_MANY_REQUESTS,
+            super::modern::request_id(&message),
+            &jsonrpc::ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "this session already has {} requests in flight",
+                    sh.config.max_in_flight
+                ),
+            ),
+        );
+        res.headers_mut()
+            .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return res;
+    }
     let (notifier, notes) = Notifier::channel(sh.config.notification_queue);
     let handled = sh
         .server
@@ -351,6 +369,7 @@ fn initialize(sh: &Arc<Shared>, message: Message<'_>) -> Response {
     let limits = LogLimits {
         max_events: sh.config.replay_events.max(1),
         max_bytes: sh.config.replay_bytes,
+        budget: Arc::clone(&sh.replay_budget),
     };
     let session = Arc::new(HttpSession::new(&sh.stop, limits));
     let Handled::Reply(reply) =
@@ -402,6 +421,9 @@ pub(super) fn get(sh: &Arc<Shared>, headers: &HeaderMap) -> Response {
         Ok(s) => s,
         Err(refusal) => return refusal,
     };
+    let Some(permit) = sh.stream_permit() else {
+        return super::too_many_streams(None);
+    };
     let resume = headers
         .get(LAST_EVENT_ID)
         .map(|v| v.to_str().ok().and_then(sse::parse_event_id));
@@ -428,14 +450,23 @@ pub(super) fn get(sh: &Arc<Shared>, headers: &HeaderMap) -> Response {
             );
         }
     };
-    let Some(reader) = log.attach() else {
-        return rejection(
-            StatusCode::CONFLICT,
-            ErrorCode::INVALID_REQUEST,
-            "this stream is already open on another connection",
-        );
+    // A second standalone stream is refused; a resumption takes its stream over (the
+    // client knows its previous connection is gone, the server may not yet).
+    let reader = if resume.is_some() {
+        log.take_over()
+    } else {
+        match log.attach() {
+            Some(r) => r,
+            None => {
+                return rejection(
+                    StatusCode::CONFLICT,
+                    ErrorCode::INVALID_REQUEST,
+                    "this session's stream is already open on another connection",
+                );
+            }
+        }
     };
-    sse_response(sse::follow(
+    let body = sse::follow(
         reader,
         sse::Follow {
             after,
@@ -443,9 +474,10 @@ pub(super) fn get(sh: &Arc<Shared>, headers: &HeaderMap) -> Response {
             keep_alive: sh.config.keep_alive,
             stop: session.ended.clone(),
             // A resumed POST stream still has its request to finish.
-            shutdown: (log.stream() == 0).then(|| session.shutdown.clone()),
+            shutdown: (log.stream() == 0).then(|| sh.stop.clone()),
         },
-    ))
+    );
+    sse_response(super::holding(body, permit))
 }
 
 /// DELETE: ends the session.

@@ -91,10 +91,18 @@ pub struct HttpConfig {
     pub keep_alive: Duration,
     /// Notifications queued per request; more are dropped (default 256).
     pub notification_queue: usize,
+    /// Requests running at once in one legacy session; more get 429 (default 64).
+    pub max_in_flight: usize,
+    /// Long-lived streams open at once (GET streams, `subscriptions/listen`); more get
+    /// 503, so that they cannot take every connection (default 256).
+    pub max_streams: usize,
     /// Events kept per legacy stream for `Last-Event-ID` replay (default 1024).
     pub replay_events: usize,
     /// Bytes kept per legacy stream for replay, beyond its newest event (default 1 MiB).
     pub replay_bytes: usize,
+    /// Bytes kept for replay by all streams together, beyond each one's newest event
+    /// (default 64 MiB).
+    pub replay_budget: usize,
     /// How long in-flight requests may run once shutdown begins (default 10 s).
     pub shutdown_grace: Duration,
     /// Bearer-token authentication; `None` serves without it.
@@ -115,8 +123,11 @@ impl Default for HttpConfig {
             session_idle: Duration::from_secs(30 * 60),
             keep_alive: Duration::from_secs(15),
             notification_queue: 256,
+            max_in_flight: 64,
+            max_streams: 256,
             replay_events: 1024,
             replay_bytes: 1024 * 1024,
+            replay_budget: 64 * 1024 * 1024,
             shutdown_grace: Duration::from_secs(10),
             auth: None,
         }
@@ -137,8 +148,11 @@ struct Shared {
     hosts: checks::Allowlist,
     origins: checks::Allowlist,
     sessions: legacy::Sessions,
-    /// Cancelled at shutdown: ends every open stream.
+    /// Cancelled at shutdown: ends standalone streams, and asks subscription streams to
+    /// end gracefully.
     stop: CancellationToken,
+    replay_budget: Arc<sse::Budget>,
+    streams: Arc<tokio::sync::Semaphore>,
 }
 
 impl HttpService {
@@ -151,7 +165,7 @@ impl HttpService {
             config.allowed_hosts.clone()
         };
         let origins = if config.allowed_origins.is_empty() {
-            checks::default_origins(bound)
+            checks::origins_of(&hosts)
         } else {
             config.allowed_origins.clone()
         };
@@ -163,6 +177,8 @@ impl HttpService {
                 origins: checks::Allowlist::new(origins),
                 sessions,
                 stop: CancellationToken::new(),
+                replay_budget: sse::Budget::new(config.replay_budget),
+                streams: Arc::new(tokio::sync::Semaphore::new(config.max_streams.max(1))),
                 config,
             }),
         }
@@ -438,6 +454,11 @@ impl Shared {
         }
     }
 
+    /// A place for one more long-lived stream, if the cap allows.
+    fn stream_permit(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        Arc::clone(&self.streams).try_acquire_owned().ok()
+    }
+
     async fn read_body(&self, headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
         let limit = self.config.max_body;
         let too_large = || {
@@ -616,10 +637,43 @@ where
     res
 }
 
+/// 503: the cap on long-lived streams is reached.
+fn too_many_streams(id: Option<&RequestId>) -> Response {
+    let mut res = error_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        id,
+        &ErrorObject::new(
+            ErrorCode::INTERNAL_ERROR,
+            "too many streams are open; retry later",
+        ),
+    );
+    res.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    res
+}
+
+/// `body`, holding `permit` for as long as it is being sent.
+fn holding<S, T>(
+    body: S,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) -> impl Stream<Item = T> + Send + 'static
+where
+    S: Stream<Item = T> + Send + 'static,
+{
+    body.map(move |item| {
+        let _ = &permit;
+        item
+    })
+}
+
 /// An SSE response of `events`, framed without ids (nothing to resume), with a comment
 /// line after every `keep_alive` of silence so that a long-lived stream (a
 /// `subscriptions/listen`) outlives proxies' idle timeouts.
-fn unnumbered_sse(events: RequestEvents, keep_alive: Duration) -> Response {
+fn unnumbered_sse(
+    events: RequestEvents,
+    keep_alive: Duration,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+) -> Response {
     let events = Box::pin(events.into_stream());
     let body = futures_util::stream::unfold(events, move |mut events| async move {
         tokio::select! {
@@ -629,5 +683,8 @@ fn unnumbered_sse(events: RequestEvents, keep_alive: Duration) -> Response {
             }
         }
     });
-    sse_response(body)
+    match permit {
+        Some(permit) => sse_response(holding(body, permit)),
+        None => sse_response(body),
+    }
 }

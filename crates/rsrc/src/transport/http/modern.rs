@@ -2,9 +2,9 @@
 //! (`Mcp-Method`, `Mcp-Name`, `MCP-Protocol-Version`) must agree with the body (SEP-2243).
 //!
 //! Invariants:
-//! - The body is decoded once, by the same decoder the engine uses, and the headers are
-//!   compared with what the engine will act on; a body whose params cannot be read for
-//!   the comparison is one the engine refuses too.
+//! - The headers are compared with the members the engine will act on, read with the
+//!   engine's own envelope decoder; a mirrored member that is repeated or not a string
+//!   says nothing definite and is refused with `-32020`, never passed on unchecked.
 //! - Each request runs on a session of its own: nothing one request does is visible to
 //!   another, and dropping its response (the client closed the stream) cancels it.
 //! - Status codes: `-32601` refused before running → 404; any other refusal, and
@@ -18,7 +18,9 @@ use base64::Engine as _;
 use http::{HeaderMap, HeaderName, StatusCode};
 use rsrc_protocol::ProtocolVersion;
 use rsrc_protocol::jsonrpc::{self, ErrorCode, ErrorObject, Message, Request, RequestId};
+use rsrc_protocol::methods::{Method as _, SubscriptionsListen};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use super::{
     Settled, Shared, error_response, reply_response, settle, sse_response, status_only,
@@ -30,26 +32,76 @@ use crate::server::{Handled, Reply, Session};
 const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
-/// The members of params the headers mirror.
-#[derive(Deserialize)]
-struct Mirrored<'a> {
-    #[serde(default, borrow)]
-    uri: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    name: Option<Cow<'a, str>>,
-    #[serde(default, rename = "_meta", borrow)]
-    meta: Option<MirroredMeta<'a>>,
+/// The members of a JSON object in order, duplicates included, values left raw.
+struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+            type Value = Members<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<Self::Value, M::Error> {
+                let mut members = Vec::new();
+                while let Some(k) = map.next_key::<Cow<'de, str>>()? {
+                    members.push((k, map.next_value::<&'de RawValue>()?));
+                }
+                Ok(Members(members))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
 }
 
-#[derive(Deserialize)]
-struct MirroredMeta<'a> {
-    #[serde(default, borrow, rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: Option<Cow<'a, str>>,
+impl<'a> Members<'a> {
+    /// The one string member `key`: `Ok(None)` if absent; `Err` if repeated or not a
+    /// string (the body would then not say one thing the header could be checked
+    /// against).
+    fn string(&self, key: &str) -> Result<Option<Cow<'a, str>>, String> {
+        let mut found = self.0.iter().filter(|(k, _)| k == key);
+        let Some((_, raw)) = found.next() else {
+            return Ok(None);
+        };
+        if found.next().is_some() {
+            return Err(format!("params member {key:?} appears more than once"));
+        }
+        serde_json::from_str::<Cow<'a, str>>(raw.get())
+            .map(Some)
+            .map_err(|_| format!("params member {key:?} is not a string"))
+    }
+
+    fn object(&self, key: &str) -> Result<Option<Members<'a>>, String> {
+        let mut found = self.0.iter().filter(|(k, _)| k == key);
+        let Some((_, raw)) = found.next() else {
+            return Ok(None);
+        };
+        if found.next().is_some() {
+            return Err(format!("params member {key:?} appears more than once"));
+        }
+        serde_json::from_str::<Members<'a>>(raw.get())
+            .map(Some)
+            .map_err(|_| format!("params member {key:?} is not an object"))
+    }
 }
 
-fn mirrored<'a>(req: &Request<'a>) -> Option<Mirrored<'a>> {
-    let raw = req.params?;
-    serde_json::from_str(raw.get()).ok()
+fn params<'a>(req: &Request<'a>) -> Result<Option<Members<'a>>, String> {
+    req.params
+        .map(|raw| serde_json::from_str::<Members<'a>>(raw.get()))
+        .transpose()
+        .map_err(|_| "params is not an object".to_owned())
+}
+
+/// The revision a request's `_meta` names, if it names one.
+fn meta_version<'a>(params: &Members<'a>) -> Result<Option<Cow<'a, str>>, String> {
+    match params.object("_meta")? {
+        Some(meta) => meta.string(rsrc_protocol::meta::PROTOCOL_VERSION_KEY),
+        None => Ok(None),
+    }
 }
 
 /// Whether a message carries a per-request revision in its `_meta`.
@@ -57,9 +109,10 @@ pub(super) fn speaks_modern(message: &Message<'_>) -> bool {
     let Message::Request(req) = message else {
         return false;
     };
-    mirrored(req)
-        .and_then(|m| m.meta)
-        .and_then(|m| m.protocol_version)
+    params(req)
+        .ok()
+        .flatten()
+        .and_then(|p| meta_version(&p).ok().flatten())
         .and_then(|v| v.parse::<ProtocolVersion>().ok())
         .is_some_and(ProtocolVersion::is_modern)
 }
@@ -112,11 +165,10 @@ fn check_headers(
             req.method
         ));
     }
-    let Some(m) = mirrored(req) else {
-        // Params absent, or not readable: the engine refuses those on its own.
-        return Ok(());
-    };
-    if let Some(v) = m.meta.as_ref().and_then(|m| m.protocol_version.as_deref())
+    // The body is read exactly as far as the headers mirror it; a member that is
+    // repeated, or of the wrong type, cannot be checked and is refused.
+    let p = params(req)?;
+    if let Some(v) = p.as_ref().map(meta_version).transpose()?.flatten()
         && v != version.as_str()
     {
         return Err(format!(
@@ -124,19 +176,26 @@ fn check_headers(
             version.as_str()
         ));
     }
-    let body_name = match req.method.as_ref() {
-        "resources/read" => Some(m.uri.as_deref()),
-        "tools/call" | "prompts/get" => Some(m.name.as_deref()),
+    let mirrored_member = match req.method.as_ref() {
+        "resources/read" => Some("uri"),
+        "tools/call" | "prompts/get" => Some("name"),
         _ => None,
     };
-    if let Some(body_name) = body_name {
+    if let Some(member) = mirrored_member {
         let name = header_text(headers, &MCP_NAME)?.ok_or("missing Mcp-Name header")?;
-        if let Some(body_name) = body_name
-            && name != body_name
-        {
-            return Err(format!(
-                "Header mismatch: Mcp-Name header value {name:?} does not match body value {body_name:?}"
-            ));
+        let body = p.as_ref().map(|p| p.string(member)).transpose()?.flatten();
+        match body {
+            Some(body) if name != body => {
+                return Err(format!(
+                    "Header mismatch: Mcp-Name header value {name:?} does not match body value {body:?}"
+                ));
+            }
+            Some(_) => {}
+            None => {
+                return Err(format!(
+                    "Mcp-Name header without params.{member} in the body"
+                ));
+            }
         }
     }
     Ok(())
@@ -191,7 +250,17 @@ pub(super) async fn post(
         }
         Message::Notification(_) => {}
     }
-    let session = Arc::new(Session::stateless(Notifier::discard()));
+    // A subscription stream lives long: it needs one of the places for streams.
+    let permit = match &message {
+        Message::Request(req) if req.method == SubscriptionsListen::NAME => {
+            match sh.stream_permit() {
+                Some(p) => Some(p),
+                None => return super::too_many_streams(Some(&req.id)),
+            }
+        }
+        _ => None,
+    };
+    let session = Arc::new(Session::stateless(Notifier::discard()).closing_with(sh.stop.clone()));
     let (notifier, notes) = Notifier::channel(sh.config.notification_queue);
     let handled = sh.server.handle_decoded(&session, message, &notifier);
     drop(notifier);
@@ -201,7 +270,7 @@ pub(super) async fn post(
         Handled::Pending(fut) => match settle(fut, notes).await {
             Settled::Json(Some(reply)) => reply_response(status_of(&reply, false), &reply),
             Settled::Json(None) => sse_response(futures_util::stream::empty()),
-            Settled::Stream(events) => unnumbered_sse(events, sh.config.keep_alive),
+            Settled::Stream(events) => unnumbered_sse(events, sh.config.keep_alive, permit),
         },
     }
 }
@@ -250,6 +319,29 @@ mod tests {
         assert_eq!(check(&body, &h), Ok(()));
         h.insert(MCP_NAME, HeaderValue::from_static("=?base64?!!!?="));
         assert!(check(&body, &h).unwrap_err().contains("base64"));
+    }
+
+    #[test]
+    fn a_body_that_says_two_things_is_refused() {
+        let mut h = HeaderMap::new();
+        h.insert(MCP_METHOD, HeaderValue::from_static("resources/read"));
+        h.insert(MCP_NAME, HeaderValue::from_static("file:///public"));
+        for body in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///public","uri":"file:///secret"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":7}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///public","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}"#,
+        ] {
+            assert!(check(body.as_bytes(), &h).is_err(), "{body}");
+        }
+        // Members the headers do not mirror are not read.
+        let ok = r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///public","name":1}}"#;
+        assert_eq!(check(ok.as_bytes(), &h), Ok(()));
+        let mut tool = HeaderMap::new();
+        tool.insert(MCP_METHOD, HeaderValue::from_static("tools/call"));
+        tool.insert(MCP_NAME, HeaderValue::from_static("safe"));
+        let twice = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"safe","name":"danger"}}"#;
+        assert!(check(twice.as_bytes(), &tool).is_err());
     }
 
     #[test]

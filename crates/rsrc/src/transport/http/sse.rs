@@ -8,14 +8,17 @@
 //! own streams, and only the stream the id belongs to.
 //!
 //! Invariants:
-//! - A log holds at most `max_events` events and about `max_bytes` bytes: the oldest go
-//!   first, never the newest (a request's final response is always delivered or kept).
-//! - At most one reader follows a log at a time.
+//! - A log holds at most `max_events` events and about `max_bytes` bytes, and all logs
+//!   together about the shared budget: the oldest go first, never a log's newest (a
+//!   request's final response is always delivered or kept). A resumption that asks for
+//!   events already dropped continues with the oldest kept one.
+//! - At most one reader follows a log at a time; a resumption takes the log over from a
+//!   reader whose connection has not been seen to drop yet.
 //! - Pushing never blocks; readers wait on a [`Notify`] without missing a wake-up.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -38,11 +41,32 @@ pub(super) fn frame(json: &[u8]) -> Bytes {
 /// A comment line: keeps idle connections open through proxies; clients ignore it.
 pub(super) const KEEP_ALIVE: &[u8] = b":\n\n";
 
+/// Bytes held by all the logs of an endpoint, against a limit.
+#[derive(Debug)]
+pub(super) struct Budget {
+    used: AtomicUsize,
+    limit: usize,
+}
+
+impl Budget {
+    pub(super) fn new(limit: usize) -> Arc<Budget> {
+        Arc::new(Budget {
+            used: AtomicUsize::new(0),
+            limit,
+        })
+    }
+
+    fn over(&self) -> bool {
+        self.used.load(Ordering::Relaxed) > self.limit
+    }
+}
+
 /// Bounds of one [`StreamLog`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(super) struct LogLimits {
     pub(super) max_events: usize,
     pub(super) max_bytes: usize,
+    pub(super) budget: Arc<Budget>,
 }
 
 /// The events of one stream, kept for replay.
@@ -51,6 +75,8 @@ pub(super) struct StreamLog {
     state: Mutex<LogState>,
     changed: Notify,
     attached: AtomicBool,
+    /// Which reader may read: a take-over makes the previous one stop.
+    generation: AtomicU64,
 }
 
 struct LogState {
@@ -60,6 +86,25 @@ struct LogState {
     next_seq: u64,
     closed: bool,
     limits: LogLimits,
+}
+
+impl LogState {
+    fn pop_oldest(&mut self) {
+        if let Some((_, old)) = self.events.pop_front() {
+            self.bytes -= old.len();
+            self.limits
+                .budget
+                .used
+                .fetch_sub(old.len(), Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for StreamLog {
+    fn drop(&mut self) {
+        let st = lock(&self.state);
+        st.limits.budget.used.fetch_sub(st.bytes, Ordering::Relaxed);
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -79,6 +124,7 @@ impl StreamLog {
             }),
             changed: Notify::new(),
             attached: AtomicBool::new(false),
+            generation: AtomicU64::new(0),
         })
     }
 
@@ -100,13 +146,17 @@ impl StreamLog {
         b.put_slice(b"\n\n");
         let frame = b.freeze();
         st.bytes += frame.len();
+        st.limits
+            .budget
+            .used
+            .fetch_add(frame.len(), Ordering::Relaxed);
         st.events.push_back((seq, frame));
         while st.events.len() > 1
-            && (st.events.len() > st.limits.max_events || st.bytes > st.limits.max_bytes)
+            && (st.events.len() > st.limits.max_events
+                || st.bytes > st.limits.max_bytes
+                || st.limits.budget.over())
         {
-            if let Some((_, old)) = st.events.pop_front() {
-                st.bytes -= old.len();
-            }
+            st.pop_oldest();
         }
         drop(st);
         self.changed.notify_waiters();
@@ -136,7 +186,28 @@ impl StreamLog {
         self.attached
             .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
-            .then(|| Attached(Arc::clone(self)))
+            .then(|| self.reader())
+    }
+
+    /// Attaches a reader, stopping the one attached if any (a client resuming knows its
+    /// previous connection is gone even when the server has not noticed yet).
+    pub(super) fn take_over(self: &Arc<Self>) -> Attached {
+        self.attached.store(true, Ordering::Release);
+        let reader = self.reader();
+        self.changed.notify_waiters();
+        reader
+    }
+
+    fn reader(self: &Arc<Self>) -> Attached {
+        let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
+        Attached {
+            log: Arc::clone(self),
+            generation,
+        }
+    }
+
+    fn is_current(&self, generation: u64) -> bool {
+        self.generation.load(Ordering::Acquire) == generation
     }
 
     /// Events after `after`, concatenated; and whether the log is closed.
@@ -157,15 +228,6 @@ impl StreamLog {
         };
         (out, st.closed)
     }
-
-    /// Drops the events a reader delivered up to the close: nothing is left to resume.
-    fn forget_delivered(&self) {
-        let mut st = lock(&self.state);
-        if st.closed {
-            st.events.clear();
-            st.bytes = 0;
-        }
-    }
 }
 
 impl NotificationSink for StreamLog {
@@ -175,12 +237,17 @@ impl NotificationSink for StreamLog {
     }
 }
 
-/// The right to read a log; releases it when dropped.
-pub(super) struct Attached(Arc<StreamLog>);
+/// The right to read a log; releases it when dropped, unless taken over since.
+pub(super) struct Attached {
+    log: Arc<StreamLog>,
+    generation: u64,
+}
 
 impl Drop for Attached {
     fn drop(&mut self) {
-        self.0.attached.store(false, Ordering::Release);
+        if self.log.is_current(self.generation) {
+            self.log.attached.store(false, Ordering::Release);
+        }
     }
 }
 
@@ -207,7 +274,7 @@ pub(super) fn follow(
     let prime = follow.prime.then(|| {
         Bytes::from(format!(
             "id: {}-{}\ndata: \n\n",
-            reader.0.stream, follow.after
+            reader.log.stream, follow.after
         ))
     });
     let shutdown = follow.shutdown.unwrap_or_default();
@@ -224,17 +291,20 @@ pub(super) fn follow(
             return Some((Ok(p), Some((reader, cursor, None, keep_alive, stop))));
         }
         loop {
-            let log = Arc::clone(&reader.0);
+            let log = Arc::clone(&reader.log);
             let notified = log.changed.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
+            if !log.is_current(reader.generation) {
+                // Taken over by a resumption.
+                return None;
+            }
             let (chunk, closed) = log.take_after(cursor);
             if let Some((last, bytes)) = chunk {
                 cursor = last;
                 return Some((Ok(bytes), Some((reader, cursor, None, keep_alive, stop))));
             }
             if closed {
-                log.forget_delivered();
                 return None;
             }
             tokio::select! {
@@ -263,10 +333,13 @@ mod tests {
     use super::*;
     use futures_util::StreamExt as _;
 
-    const LIMITS: LogLimits = LogLimits {
-        max_events: 3,
-        max_bytes: 1 << 20,
-    };
+    fn limits() -> LogLimits {
+        LogLimits {
+            max_events: 3,
+            max_bytes: 1 << 20,
+            budget: Budget::new(1 << 20),
+        }
+    }
 
     fn opts(after: u64) -> Follow {
         Follow {
@@ -280,7 +353,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_reader_gets_events_after_its_cursor_then_ends_on_close() {
-        let log = StreamLog::new(4, LIMITS);
+        let log = StreamLog::new(4, limits());
         log.push_message(b"{\"a\":1}");
         log.push_message(b"{\"a\":2}");
         log.close();
@@ -293,7 +366,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_oldest_events_go_first_and_one_reader_at_a_time() {
-        let log = StreamLog::new(0, LIMITS);
+        let log = StreamLog::new(0, limits());
         for i in 0..5 {
             log.push_message(format!("{i}").as_bytes());
         }
@@ -309,7 +382,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_waiting_reader_wakes_for_new_events() {
-        let log = StreamLog::new(1, LIMITS);
+        let log = StreamLog::new(1, limits());
         let mut body = Box::pin(follow(log.attach().unwrap(), opts(0)));
         let pusher = Arc::clone(&log);
         tokio::spawn(async move {
@@ -322,6 +395,42 @@ mod tests {
             b"id: 1-1\ndata: x\n\n"
         );
         assert!(body.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_resumption_takes_the_log_over_from_a_stale_reader() {
+        let log = StreamLog::new(2, limits());
+        let mut stale = Box::pin(follow(log.attach().unwrap(), opts(0)));
+        let mut fresh = Box::pin(follow(log.take_over(), opts(0)));
+        log.push_message(b"x");
+        assert!(stale.next().await.is_none(), "the stale reader stops");
+        assert_eq!(
+            &fresh.next().await.unwrap().unwrap()[..],
+            b"id: 2-1\ndata: x\n\n"
+        );
+        drop(stale);
+        assert!(log.attach().is_none(), "the fresh reader still holds it");
+    }
+
+    #[test]
+    fn all_logs_together_stay_within_the_budget() {
+        let budget = Budget::new(100);
+        let limits = LogLimits {
+            max_events: 1000,
+            max_bytes: 1 << 20,
+            budget: Arc::clone(&budget),
+        };
+        let logs: Vec<_> = (0..4).map(|i| StreamLog::new(i, limits.clone())).collect();
+        for _ in 0..20 {
+            for log in &logs {
+                log.push_message(b"0123456789");
+            }
+        }
+        // Each log keeps at least its newest event; beyond that, the budget holds.
+        let frame = "id: 0-20\ndata: 0123456789\n\n".len();
+        assert!(budget.used.load(Ordering::Relaxed) <= 100 + 4 * frame);
+        drop(logs);
+        assert_eq!(budget.used.load(Ordering::Relaxed), 0);
     }
 
     #[test]
