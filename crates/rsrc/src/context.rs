@@ -122,7 +122,7 @@ struct Inner {
     last_progress: Mutex<Option<f64>>,
     done: AtomicBool,
     log_level: Option<LoggingLevel>,
-    client_info: Option<Implementation>,
+    client_info: Option<Arc<Implementation>>,
     notifier: Notifier,
 }
 
@@ -135,7 +135,7 @@ pub(crate) struct ContextParts {
     pub(crate) closing: CancellationToken,
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) log_level: Option<LoggingLevel>,
-    pub(crate) client_info: Option<Implementation>,
+    pub(crate) client_info: Option<Arc<Implementation>>,
     pub(crate) notifier: Notifier,
 }
 
@@ -184,7 +184,7 @@ impl RequestContext {
 
     /// The client's self-reported name and version, if it gave one.
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.inner.client_info.as_ref()
+        self.inner.client_info.as_deref()
     }
 
     /// Whether the client cancelled the request (or the connection closed). A provider

@@ -424,7 +424,7 @@ impl Server {
         let (log_level, client_info) = if version.is_modern() {
             (
                 meta.and_then(|m| m.log_level),
-                meta.and_then(|m| m.client_info.clone()),
+                meta.and_then(|m| m.client_info.clone()).map(Arc::new),
             )
         } else {
             (

@@ -191,7 +191,7 @@ pub(super) fn initialize(
         .unwrap_or(ProtocolVersion::LATEST_LEGACY);
     let negotiated = Negotiated {
         version,
-        client_info: p.client_info,
+        client_info: p.client_info.map(Arc::new),
     };
     if !session.negotiate(negotiated) {
         return Err(RequestError::InvalidRequest(

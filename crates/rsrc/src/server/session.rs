@@ -24,7 +24,7 @@ use crate::context::Notifier;
 #[derive(Debug, Clone)]
 pub(crate) struct Negotiated {
     pub(crate) version: ProtocolVersion,
-    pub(crate) client_info: Option<Implementation>,
+    pub(crate) client_info: Option<Arc<Implementation>>,
 }
 
 /// The state of one connection or legacy session.
