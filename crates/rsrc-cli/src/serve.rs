@@ -46,6 +46,14 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "1MiB", value_parser = parse_size)]
     collection_budget: u64,
 
+    /// Do not watch the directories for changes (no subscriptions, no list changes).
+    #[arg(long)]
+    no_watch: bool,
+
+    /// Changes to one file within this window are notified once.
+    #[arg(long, default_value = "50ms", value_parser = humantime::parse_duration)]
+    watch_window: Duration,
+
     /// Resources per `resources/list` page.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     page_size: u32,
@@ -236,6 +244,8 @@ fn build(args: &ServeArgs) -> Result<Server, Box<dyn std::error::Error>> {
             },
             max_read: args.max_read,
             collection_budget: args.collection_budget,
+            watch: !args.no_watch,
+            watch_window: args.watch_window,
             ..FsConfig::default()
         };
         builder = builder.mount(fs::PREFIX, FsProvider::new(dirs, fs_config)?);

@@ -9,12 +9,13 @@
 //! - A listener holds at most `max` subscriptions.
 //! - The hub holds listeners weakly: a session or stream that ends stops receiving at
 //!   once, and dropping a listener removes its entries.
-//! - Delivery never blocks the publisher: it goes through the listener's [`Notifier`],
-//!   whose queue drops rather than waits.
+//! - Publishing never blocks: a change goes into each listener's outbox, which holds each
+//!   URI at most once; a task per listener delivers the outbox when its transport has
+//!   room, so a slow consumer receives the latest state rather than a backlog.
 //! - Locks: the hub's before a listener's, never the reverse; a listener's set and the
 //!   hub's entries change together.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
@@ -22,6 +23,7 @@ use rsrc_protocol::jsonrpc::RequestId;
 use rsrc_protocol::meta::NotificationMeta;
 use rsrc_protocol::methods::{ResourceListChanged, ResourceUpdated};
 use rsrc_protocol::resources::{EmptyNotificationParams, ResourceUpdatedParams};
+use tokio::sync::Notify;
 
 use crate::context::Notifier;
 
@@ -44,6 +46,19 @@ impl ChangeFeed {
         for l in self.hub.list_listeners() {
             l.send_list_changed();
         }
+    }
+
+    /// The URIs starting with `prefix` that someone is subscribed to (for a provider that
+    /// lost track of changes and must tell every subscriber to look again).
+    pub fn subscribed(&self, prefix: &str) -> Vec<String> {
+        lock(&self.hub.state)
+            .by_uri
+            .iter()
+            .filter(|(uri, entries)| {
+                uri.starts_with(prefix) && entries.iter().any(|(_, w)| w.strong_count() > 0)
+            })
+            .map(|(uri, _)| uri.clone())
+            .collect()
     }
 
     /// How many listeners are subscribed to `uri` (for tests and metrics).
@@ -89,11 +104,12 @@ impl Hub {
         subscription: Option<RequestId>,
         max: usize,
     ) -> Arc<Listener> {
+        let outbox = Arc::new(Outbox::default());
+        tokio::spawn(deliver(Arc::clone(&outbox), notifier, subscription));
         Arc::new(Listener {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             hub: Arc::clone(self),
-            notifier,
-            subscription,
+            outbox,
             uris: Mutex::new(HashSet::new()),
             lists: AtomicBool::new(false),
             max,
@@ -122,11 +138,106 @@ pub(crate) struct TooMany(pub(crate) usize);
 pub(crate) struct Listener {
     id: u64,
     hub: Arc<Hub>,
-    notifier: Notifier,
-    subscription: Option<RequestId>,
+    outbox: Arc<Outbox>,
     uris: Mutex<HashSet<String>>,
     lists: AtomicBool,
     max: usize,
+}
+
+/// What a listener still has to deliver: each URI at most once, and list changes as one
+/// flag. A consumer slower than the changes gets the latest state, not a backlog: the
+/// outbox never holds more than the listener's subscriptions plus one.
+#[derive(Debug, Default)]
+struct Outbox {
+    pending: Mutex<Pending>,
+    wake: Notify,
+}
+
+#[derive(Debug, Default)]
+struct Pending {
+    order: VecDeque<Change>,
+    queued: HashSet<String>,
+    list: bool,
+    closed: bool,
+}
+
+#[derive(Debug)]
+enum Change {
+    Updated(String),
+    List,
+}
+
+enum Next {
+    Deliver(Change),
+    Wait,
+    Closed,
+}
+
+impl Outbox {
+    fn put(&self, change: Change) {
+        {
+            let mut p = lock(&self.pending);
+            match &change {
+                Change::Updated(uri) if !p.queued.insert(uri.clone()) => return,
+                Change::List if std::mem::replace(&mut p.list, true) => return,
+                _ => {}
+            }
+            p.order.push_back(change);
+        }
+        self.wake.notify_one();
+    }
+
+    fn next(&self) -> Next {
+        let mut p = lock(&self.pending);
+        if p.closed {
+            return Next::Closed;
+        }
+        match p.order.pop_front() {
+            Some(change) => {
+                match &change {
+                    Change::Updated(uri) => {
+                        p.queued.remove(uri);
+                    }
+                    Change::List => p.list = false,
+                }
+                Next::Deliver(change)
+            }
+            None => Next::Wait,
+        }
+    }
+
+    fn close(&self) {
+        lock(&self.pending).closed = true;
+        self.wake.notify_one();
+    }
+}
+
+/// Delivers a listener's outbox through `notifier`, waiting for room in the transport:
+/// while it waits, further changes coalesce in the outbox.
+async fn deliver(outbox: Arc<Outbox>, notifier: Notifier, subscription: Option<RequestId>) {
+    let meta = || subscription.clone().map(NotificationMeta::for_subscription);
+    loop {
+        match outbox.next() {
+            Next::Closed => return,
+            // A permit stored by `put` after `next` looked makes this return at once.
+            Next::Wait => outbox.wake.notified().await,
+            Next::Deliver(Change::Updated(uri)) => {
+                let params = ResourceUpdatedParams {
+                    uri,
+                    title: None,
+                    meta: meta(),
+                };
+                notifier.notify_when_ready::<ResourceUpdated>(&params).await;
+            }
+            Next::Deliver(Change::List) => {
+                notifier
+                    .notify_when_ready::<ResourceListChanged>(&EmptyNotificationParams {
+                        meta: meta(),
+                    })
+                    .await;
+            }
+        }
+    }
 }
 
 impl Listener {
@@ -172,29 +283,18 @@ impl Listener {
         }
     }
 
-    fn meta(&self) -> Option<NotificationMeta> {
-        self.subscription
-            .clone()
-            .map(NotificationMeta::for_subscription)
-    }
-
     fn send_updated(&self, uri: &str) {
-        self.notifier
-            .notify::<ResourceUpdated>(&ResourceUpdatedParams {
-                uri: uri.to_owned(),
-                title: None,
-                meta: self.meta(),
-            });
+        self.outbox.put(Change::Updated(uri.to_owned()));
     }
 
     fn send_list_changed(&self) {
-        self.notifier
-            .notify::<ResourceListChanged>(&EmptyNotificationParams { meta: self.meta() });
+        self.outbox.put(Change::List);
     }
 }
 
 impl Drop for Listener {
     fn drop(&mut self) {
+        self.outbox.close();
         let uris = std::mem::take(&mut *lock(&self.uris));
         let mut st = lock(&self.hub.state);
         for uri in uris {
@@ -214,73 +314,113 @@ impl Drop for Listener {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+    use tokio::sync::mpsc::Receiver;
 
     fn listener(
         hub: &Arc<Hub>,
         sub: Option<i64>,
-    ) -> (Arc<Listener>, tokio::sync::mpsc::Receiver<Vec<u8>>) {
-        let (n, rx) = Notifier::channel(16);
+        queue: usize,
+    ) -> (Arc<Listener>, Receiver<Vec<u8>>) {
+        let (n, rx) = Notifier::channel(queue);
         (hub.listener(n, sub.map(RequestId::Number), 2), rx)
     }
 
-    fn next(rx: &mut tokio::sync::mpsc::Receiver<Vec<u8>>) -> Option<serde_json::Value> {
-        rx.try_recv()
+    async fn next(rx: &mut Receiver<Vec<u8>>) -> Option<serde_json::Value> {
+        tokio::time::timeout(Duration::from_millis(200), rx.recv())
+            .await
             .ok()
+            .flatten()
             .map(|b| serde_json::from_slice(&b).unwrap())
     }
 
-    #[test]
-    fn only_subscribers_of_a_uri_hear_of_it() {
+    #[tokio::test]
+    async fn only_subscribers_of_a_uri_hear_of_it() {
         let hub = Arc::new(Hub::default());
         let feed = hub.feed();
-        let (a, mut ra) = listener(&hub, None);
-        let (b, mut rb) = listener(&hub, Some(7));
+        let (a, mut ra) = listener(&hub, None, 16);
+        let (b, mut rb) = listener(&hub, Some(7), 16);
         a.subscribe("x:///1").unwrap();
         b.subscribe("x:///1").unwrap();
         b.subscribe("x:///2").unwrap();
         feed.updated("x:///2");
-        assert!(next(&mut ra).is_none());
-        let m = next(&mut rb).unwrap();
+        let m = next(&mut rb).await.unwrap();
         assert_eq!(m["params"]["uri"], "x:///2");
         assert_eq!(
             m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
             7
         );
+        assert!(next(&mut ra).await.is_none());
         feed.updated("x:///1");
-        assert!(next(&mut ra).unwrap()["params"].get("_meta").is_none());
-        assert!(next(&mut rb).is_some());
+        assert!(
+            next(&mut ra).await.unwrap()["params"]
+                .get("_meta")
+                .is_none()
+        );
+        assert!(next(&mut rb).await.is_some());
         assert!(a.unsubscribe("x:///1"));
         assert!(!a.unsubscribe("x:///1"));
         feed.updated("x:///1");
-        assert!(next(&mut ra).is_none());
+        assert!(next(&mut ra).await.is_none());
     }
 
-    #[test]
-    fn subscriptions_are_bounded_and_released_on_drop() {
+    #[tokio::test]
+    async fn subscriptions_are_bounded_and_released_on_drop() {
         let hub = Arc::new(Hub::default());
         let feed = hub.feed();
-        let (a, _ra) = listener(&hub, None);
+        let (a, _ra) = listener(&hub, None, 16);
         a.subscribe("x:///1").unwrap();
         a.subscribe("x:///1").unwrap();
         a.subscribe("x:///2").unwrap();
         assert_eq!(a.subscribe("x:///3"), Err(TooMany(2)));
         assert_eq!(feed.subscribers("x:///1"), 1);
+        let mut subscribed = feed.subscribed("x:///");
+        subscribed.sort();
+        assert_eq!(subscribed, ["x:///1", "x:///2"]);
+        assert!(feed.subscribed("y:///").is_empty());
         drop(a);
         assert_eq!(feed.subscribers("x:///1"), 0);
         assert!(lock(&hub.state).by_uri.is_empty());
     }
 
-    #[test]
-    fn list_changes_go_to_those_who_asked() {
+    #[tokio::test]
+    async fn list_changes_go_to_those_who_asked() {
         let hub = Arc::new(Hub::default());
-        let (a, mut ra) = listener(&hub, None);
-        let (_b, mut rb) = listener(&hub, None);
+        let (a, mut ra) = listener(&hub, None, 16);
+        let (_b, mut rb) = listener(&hub, None, 16);
         a.listen_to_lists();
         hub.feed().list_changed();
         assert_eq!(
-            next(&mut ra).unwrap()["method"],
+            next(&mut ra).await.unwrap()["method"],
             "notifications/resources/list_changed"
         );
-        assert!(next(&mut rb).is_none());
+        assert!(next(&mut rb).await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_slow_consumer_gets_the_latest_state_not_a_backlog() {
+        let hub = Arc::new(Hub::default());
+        let feed = hub.feed();
+        // Room for one message: the consumer does not read while changes pour in.
+        let (a, mut ra) = listener(&hub, None, 1);
+        a.subscribe("x:///1").unwrap();
+        a.subscribe("x:///2").unwrap();
+        a.listen_to_lists();
+        for _ in 0..1000 {
+            feed.updated("x:///1");
+            feed.updated("x:///2");
+            feed.list_changed();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let mut got = Vec::new();
+        while let Some(m) = next(&mut ra).await {
+            got.push(m["params"]["uri"].as_str().unwrap_or("list").to_owned());
+        }
+        // One in the queue, one waiting for room, the rest coalesced: at most one of each
+        // change after the first.
+        assert!(got.len() <= 4, "{got:?}");
+        for what in ["x:///1", "x:///2", "list"] {
+            assert!(got.iter().any(|g| g == what), "{what} missing from {got:?}");
+        }
     }
 }

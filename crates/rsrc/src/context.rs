@@ -53,6 +53,12 @@ impl std::fmt::Debug for Notifier {
 pub trait NotificationSink: Send + Sync + 'static {
     /// Takes one encoded message.
     fn push(&self, message: Vec<u8>) -> bool;
+
+    /// Completes when the sink has room for more (the default: at once). Deliveries that
+    /// can wait (change notifications, which coalesce meanwhile) wait for it.
+    fn ready(&self) -> crate::BoxFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
 }
 
 impl Notifier {
@@ -86,6 +92,29 @@ impl Notifier {
     /// the queue is full or the transport is gone.
     pub fn notify<M: NotificationMethod>(&self, params: &M::Params) -> bool {
         self.send_encoded(M::NAME, params)
+    }
+
+    /// Encodes and sends a notification once the outlet has room, waiting for it rather
+    /// than dropping. Returns `false` if the transport is gone.
+    pub async fn notify_when_ready<M: NotificationMethod>(&self, params: &M::Params) -> bool {
+        let mut buf = Vec::with_capacity(128);
+        if jsonrpc::write_notification(&mut buf, M::NAME, Some(params)).is_err() {
+            return false;
+        }
+        match &self.outlet {
+            Outlet::Discard => false,
+            Outlet::Channel(tx) => match tx.reserve().await {
+                Ok(permit) => {
+                    permit.send(buf);
+                    true
+                }
+                Err(_) => false,
+            },
+            Outlet::Sink(sink) => {
+                sink.ready().await;
+                sink.push(buf)
+            }
+        }
     }
 
     fn send_encoded<P: Serialize>(&self, method: &str, params: &P) -> bool {

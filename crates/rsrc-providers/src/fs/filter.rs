@@ -142,6 +142,14 @@ impl Filter {
         rules
     }
 
+    /// Forgets the ignore rules read for `dir` (its ignore file changed).
+    pub(crate) fn forget_rules(&self, root_index: usize, dir: &RelPath) {
+        self.ignore_cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&(root_index, dir.clone()));
+    }
+
     /// The ignore rules that apply to the entries of `dir`, looked up once per directory.
     pub(crate) fn rules_for(&self, root_index: usize, root: &Dir, dir: &RelPath) -> DirRules {
         let mut rules = Vec::new();

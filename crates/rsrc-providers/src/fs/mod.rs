@@ -14,6 +14,8 @@
 //!   reading, metadata and completion.
 //! - Reads are capped (default 32 MiB) — also for a file that grows while being read.
 //! - Listings are keyset-paginated on the path with memory bounded by the page size.
+//! - Changes are watched through the roots' own directory handles (`watch.rs`, Linux) and
+//!   published coalesced: a change to an entry updates it and its parent collection.
 
 mod cache;
 mod convert;
@@ -21,6 +23,8 @@ mod filter;
 mod path;
 mod read;
 mod walk;
+#[cfg(target_os = "linux")]
+mod watch;
 
 use std::ffi::OsStr;
 use std::io;
@@ -36,7 +40,8 @@ use rsrc::protocol::{
     ResourceContents, ResourceTemplate,
 };
 use rsrc::{
-    CompleteRequest, ListRequest, Listed, Page, Provider, ReadOutput, RequestContext, ResourceError,
+    ChangeFeed, CompleteRequest, ListRequest, Listed, Page, Provider, ReadOutput, RequestContext,
+    ResourceError,
 };
 
 #[cfg(feature = "pdf")]
@@ -92,6 +97,12 @@ pub struct FsConfig {
     /// starts (default: yes), so that the first listing is as fast as the next ones. The
     /// thread stops at the cache's budget.
     pub warm_listing_cache: bool,
+    /// Whether the roots are watched for changes (Linux), so that clients may subscribe
+    /// and hear of changes to the listing (default: yes).
+    pub watch: bool,
+    /// Changes to one entry within this window are published as one update (default
+    /// 50 ms).
+    pub watch_window: Duration,
 }
 
 impl std::fmt::Debug for FsConfig {
@@ -123,6 +134,8 @@ impl Default for FsConfig {
             listing_cache_ttl: Duration::from_secs(2),
             modified_in_full_listing: false,
             warm_listing_cache: true,
+            watch: true,
+            watch_window: Duration::from_millis(50),
         }
     }
 }
@@ -286,6 +299,11 @@ impl FsProvider {
 }
 
 impl Tree {
+    /// Whether changes are watched (and so notified).
+    fn watches(&self) -> bool {
+        self.config.watch && cfg!(target_os = "linux")
+    }
+
     fn multi(&self) -> bool {
         self.roots.len() > 1
     }
@@ -744,6 +762,23 @@ impl Provider for FsProvider {
                     })
             })
             .collect()
+    }
+
+    fn offers_subscriptions(&self) -> bool {
+        self.tree.watches()
+    }
+
+    fn publishes_list_changes(&self) -> bool {
+        self.tree.watches()
+    }
+
+    fn attach(&self, feed: ChangeFeed) {
+        #[cfg(target_os = "linux")]
+        if self.tree.watches() {
+            watch::start(&self.tree, feed, self.tree.config.watch_window);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = feed;
     }
 
     async fn list(

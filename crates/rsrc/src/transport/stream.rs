@@ -136,7 +136,13 @@ where
         while let Some(Some(reply)) = inflight.next().now_or_never() {
             push_reply(&mut out, &mut notes, reply);
         }
-        while let Ok(note) = notes.try_recv() {
+        // Notifications wait while the output is backed up: change notifications then
+        // coalesce upstream instead of piling up here.
+        let output_room = |out: &Vec<u8>, writing: &Vec<u8>, written: usize| {
+            out.len() + (writing.len() - written) < config.output_high_water
+        };
+        while output_room(&out, &writing, written) {
+            let Ok(note) = notes.try_recv() else { break };
             push_line(&mut out, &note);
         }
         if written == writing.len() && !out.is_empty() {
@@ -164,7 +170,9 @@ where
             Some(reply) = inflight.next(), if !inflight.is_empty() => {
                 push_reply(&mut out, &mut notes, reply);
             }
-            Some(note) = notes.recv() => push_line(&mut out, &note),
+            Some(note) = notes.recv(), if output_room(&out, &writing, written) => {
+                push_line(&mut out, &note);
+            }
             more = lines.fill(), if can_read => {
                 more?;
             }

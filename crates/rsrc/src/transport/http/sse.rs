@@ -77,7 +77,15 @@ pub(super) struct StreamLog {
     attached: AtomicBool,
     /// Which reader may read: a take-over makes the previous one stop.
     generation: AtomicU64,
+    /// The last event handed to the reader.
+    read_to: AtomicU64,
+    /// Signalled when the reader moves on or goes.
+    room: Notify,
 }
+
+/// Events a reader may lag behind before deliveries that can wait (change
+/// notifications) wait for it.
+const ROOM: u64 = 64;
 
 struct LogState {
     /// Frames, each with its sequence number.
@@ -125,7 +133,24 @@ impl StreamLog {
             changed: Notify::new(),
             attached: AtomicBool::new(false),
             generation: AtomicU64::new(0),
+            read_to: AtomicU64::new(0),
+            room: Notify::new(),
         })
+    }
+
+    /// The reader has been handed everything up to `seq`.
+    fn delivered(&self, seq: u64) {
+        self.read_to.store(seq, Ordering::Release);
+        self.room.notify_waiters();
+    }
+
+    /// Whether an attached reader lags behind by more than [`ROOM`] events.
+    fn lagging(&self) -> bool {
+        self.attached.load(Ordering::Acquire)
+            && self
+                .last_seq()
+                .saturating_sub(self.read_to.load(Ordering::Acquire))
+                > ROOM
     }
 
     pub(super) fn stream(&self) -> u64 {
@@ -235,6 +260,23 @@ impl NotificationSink for StreamLog {
         self.push_message(&message);
         true
     }
+
+    /// Room while no reader is attached (the log keeps what it can for a resumption) or
+    /// while the reader keeps up; a reader more than [`ROOM`] events behind makes change
+    /// deliveries wait, and coalesce meanwhile.
+    fn ready(&self) -> crate::BoxFuture<'_, ()> {
+        Box::pin(async move {
+            loop {
+                let room = self.room.notified();
+                tokio::pin!(room);
+                room.as_mut().enable();
+                if !self.lagging() {
+                    return;
+                }
+                room.await;
+            }
+        })
+    }
 }
 
 /// The right to read a log; releases it when dropped, unless taken over since.
@@ -247,6 +289,7 @@ impl Drop for Attached {
     fn drop(&mut self) {
         if self.log.is_current(self.generation) {
             self.log.attached.store(false, Ordering::Release);
+            self.log.room.notify_waiters();
         }
     }
 }
@@ -277,6 +320,7 @@ pub(super) fn follow(
             reader.log.stream, follow.after
         ))
     });
+    reader.log.delivered(follow.after);
     let shutdown = follow.shutdown.unwrap_or_default();
     let state = (
         reader,
@@ -302,6 +346,7 @@ pub(super) fn follow(
             let (chunk, closed) = log.take_after(cursor);
             if let Some((last, bytes)) = chunk {
                 cursor = last;
+                log.delivered(last);
                 return Some((Ok(bytes), Some((reader, cursor, None, keep_alive, stop))));
             }
             if closed {
