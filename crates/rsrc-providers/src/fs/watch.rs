@@ -176,6 +176,11 @@ impl Watcher {
                     }
                     return;
                 }
+                Err(e) if rel.is_root() => {
+                    // Without /proc, say: nothing of this root will be notified.
+                    tracing::warn!(error = %e, "a root cannot be watched: its changes are not notified");
+                    continue;
+                }
                 Err(e) => {
                     tracing::debug!(error = %e, "directory not watched");
                     continue;
