@@ -129,13 +129,7 @@ impl Connection {
         timeout: Duration,
     ) -> Result<M::Result, ClientError> {
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
-        let mut value = serde_json::to_value(params)
-            .map_err(|e| ClientError::Protocol(format!("cannot encode {} params: {e}", M::NAME)))?;
-        if let (Some(meta), Some(obj)) = (meta, value.as_object_mut()) {
-            let meta = serde_json::to_value(meta)
-                .map_err(|e| ClientError::Protocol(format!("cannot encode _meta: {e}")))?;
-            obj.insert("_meta".into(), meta);
-        }
+        let value = super::with_meta(params, meta, M::NAME)?;
         let line = encode_line(|l| jsonrpc::write_request(l, &id, M::NAME, Some(&value)))?;
         let (tx, rx) = oneshot::channel();
         match self.shared.pending().as_mut() {

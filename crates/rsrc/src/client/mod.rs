@@ -13,6 +13,8 @@
 //!   misbehaving server cannot make them run forever.
 //! - Server-to-client requests (a legacy server's `ping`) are answered; others get -32601.
 
+#[cfg(feature = "http-client")]
+mod http;
 mod io;
 
 use std::collections::BTreeMap;
@@ -32,6 +34,7 @@ use rsrc_protocol::resources::{
     ListResourcesParams, ListResourcesResult, ReadResourceParams, ReadResourceResult,
     ResourceParams,
 };
+use rsrc_protocol::subscriptions::{SubscriptionFilter, SubscriptionsListenParams};
 use rsrc_protocol::{
     Implementation, ProtocolVersion, RequestMeta, Resource, ResourceTemplate, ServerCapabilities,
 };
@@ -65,6 +68,8 @@ pub struct ClientOptions {
     pub era: EraPreference,
     /// Longest accepted message from the server, in bytes (default 256 MiB).
     pub max_message: usize,
+    /// Headers sent with every HTTP request (e.g. `Authorization`).
+    pub http_headers: Vec<(String, String)>,
 }
 
 impl Default for ClientOptions {
@@ -75,6 +80,7 @@ impl Default for ClientOptions {
             probe_timeout: Duration::from_secs(5),
             era: EraPreference::Auto,
             max_message: 256 * 1024 * 1024,
+            http_headers: Vec::new(),
         }
     }
 }
@@ -93,6 +99,13 @@ pub enum ClientError {
     Protocol(String),
     /// An I/O failure (e.g. spawning the server).
     Io(std::io::Error),
+    /// An HTTP error status without a JSON-RPC error in the body.
+    Http {
+        /// The status code.
+        status: u16,
+        /// The beginning of the body.
+        message: String,
+    },
 }
 
 impl std::fmt::Display for ClientError {
@@ -107,6 +120,10 @@ impl std::fmt::Display for ClientError {
             ClientError::Closed => f.write_str("the connection to the server is closed"),
             ClientError::Protocol(m) => write!(f, "protocol error: {m}"),
             ClientError::Io(e) => write!(f, "{e}"),
+            ClientError::Http { status, message } if message.is_empty() => {
+                write!(f, "HTTP {status}")
+            }
+            ClientError::Http { status, message } => write!(f, "HTTP {status}: {message}"),
         }
     }
 }
@@ -163,8 +180,74 @@ pub struct Collected<T> {
 /// A connected client. Cheap to clone; clones share the connection.
 #[derive(Clone, Debug)]
 pub struct Client {
-    conn: Arc<io::Connection>,
+    conn: Arc<Link>,
     server: Arc<ServerDescription>,
+}
+
+/// The connection under a client: a byte stream, or an HTTP endpoint.
+#[derive(Debug)]
+enum Link {
+    Stream(Box<io::Connection>),
+    #[cfg(feature = "http-client")]
+    Http(http::HttpLink),
+}
+
+impl Link {
+    fn options(&self) -> &ClientOptions {
+        match self {
+            Link::Stream(c) => c.options(),
+            #[cfg(feature = "http-client")]
+            Link::Http(h) => h.options(),
+        }
+    }
+
+    fn take_notifications(&self) -> Option<tokio::sync::mpsc::Receiver<Notification>> {
+        match self {
+            Link::Stream(c) => c.take_notifications(),
+            #[cfg(feature = "http-client")]
+            Link::Http(h) => h.take_notifications(),
+        }
+    }
+
+    async fn request<M: Method>(
+        &self,
+        params: &M::Params,
+        meta: Option<&RequestMeta>,
+        timeout: Duration,
+    ) -> Result<M::Result, ClientError> {
+        match self {
+            Link::Stream(c) => c.request::<M>(params, meta, timeout).await,
+            #[cfg(feature = "http-client")]
+            Link::Http(h) => h.request::<M>(params, meta, timeout).await,
+        }
+    }
+
+    async fn notify<N: rsrc_protocol::methods::NotificationMethod>(
+        &self,
+        params: &N::Params,
+    ) -> Result<(), ClientError> {
+        match self {
+            Link::Stream(c) => c.notify::<N>(params).await,
+            #[cfg(feature = "http-client")]
+            Link::Http(h) => h.notify::<N>(params).await,
+        }
+    }
+}
+
+/// `params` as a JSON object, with `meta` as its `_meta` when given.
+fn with_meta<P: serde::Serialize>(
+    params: &P,
+    meta: Option<&RequestMeta>,
+    method: &str,
+) -> Result<serde_json::Value, ClientError> {
+    let mut value = serde_json::to_value(params)
+        .map_err(|e| ClientError::Protocol(format!("cannot encode {method} params: {e}")))?;
+    if let (Some(meta), Some(obj)) = (meta, value.as_object_mut()) {
+        let meta = serde_json::to_value(meta)
+            .map_err(|e| ClientError::Protocol(format!("cannot encode _meta: {e}")))?;
+        obj.insert("_meta".into(), meta);
+    }
+    Ok(value)
 }
 
 impl Client {
@@ -178,7 +261,21 @@ impl Client {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let conn = Arc::new(io::Connection::start(reader, writer, options));
+        let conn = Arc::new(Link::Stream(Box::new(io::Connection::start(
+            reader, writer, options,
+        ))));
+        let server = negotiate(&conn).await?;
+        Ok(Client {
+            conn,
+            server: Arc::new(server),
+        })
+    }
+
+    /// Connects to a Streamable HTTP endpoint (`http://…/mcp` or `https://…`) and
+    /// negotiates the era.
+    #[cfg(feature = "http-client")]
+    pub async fn connect_http(url: &str, options: ClientOptions) -> Result<Client, ClientError> {
+        let conn = Arc::new(Link::Http(http::HttpLink::new(url, options)?));
         let server = negotiate(&conn).await?;
         Ok(Client {
             conn,
@@ -362,6 +459,237 @@ impl Client {
     }
 }
 
+/// A change a server reported on a [`Watch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Change {
+    /// The resource at this URI changed.
+    Updated(String),
+    /// The set of resources changed.
+    ListChanged,
+}
+
+/// Subscriptions to resources (`resources/subscribe` in the 2025 revisions, one
+/// `subscriptions/listen` stream in 2026-07-28) and the changes reported for them. Dropping
+/// it ends a listen stream; legacy subscriptions end with the connection.
+#[derive(Debug)]
+pub struct Watch {
+    notes: tokio::sync::mpsc::Receiver<Notification>,
+    accepted: Vec<String>,
+    list_changes: bool,
+    stream: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Watch {
+    /// The URIs the server agreed to report on.
+    pub fn accepted(&self) -> &[String] {
+        &self.accepted
+    }
+
+    /// The next change, or `None` once the connection (or the listen stream) ended.
+    pub async fn next(&mut self) -> Option<Change> {
+        loop {
+            let note = self.notes.recv().await?;
+            match note.method.as_str() {
+                "notifications/resources/updated" => {
+                    if let Some(uri) = note.params.get("uri").and_then(|u| u.as_str())
+                        && self.accepted.iter().any(|a| a == uri)
+                    {
+                        return Some(Change::Updated(uri.to_owned()));
+                    }
+                }
+                "notifications/resources/list_changed" if self.list_changes => {
+                    return Some(Change::ListChanged);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        if let Some(stream) = self.stream.take() {
+            stream.abort();
+        }
+    }
+}
+
+/// How long a listen request may stay open: for as long as anyone watches.
+const LISTEN_FOREVER: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+impl Client {
+    /// Subscribes to `uris` (and to list changes when `list_changes`), in the way the
+    /// connection's revision offers. Takes the client's notifications: a client watches
+    /// once.
+    pub async fn watch(&self, uris: &[String], list_changes: bool) -> Result<Watch, ClientError> {
+        let mut notes = self.take_notifications().ok_or_else(|| {
+            ClientError::Protocol("this client's notifications are already taken".into())
+        })?;
+        if !self.server.version.is_modern() {
+            for uri in uris {
+                self.request::<methods::Subscribe>(&ResourceParams {
+                    uri: uri.clone(),
+                    meta: None,
+                })
+                .await?;
+            }
+            return Ok(Watch {
+                notes,
+                accepted: uris.to_vec(),
+                list_changes,
+                stream: None,
+            });
+        }
+        let params = SubscriptionsListenParams {
+            notifications: SubscriptionFilter {
+                resources_list_changed: list_changes.then_some(true),
+                resource_subscriptions: Some(uris.to_vec()),
+                ..SubscriptionFilter::default()
+            },
+            meta: None,
+        };
+        let stream = match &*self.conn {
+            Link::Stream(_) => {
+                let client = self.clone();
+                Some(tokio::spawn(async move {
+                    let r = client
+                        .conn
+                        .request::<methods::SubscriptionsListen>(
+                            &params,
+                            client.meta().as_ref(),
+                            LISTEN_FOREVER,
+                        )
+                        .await;
+                    tracing::debug!(outcome = ?r.map(drop), "the listen stream ended");
+                }))
+            }
+            #[cfg(feature = "http-client")]
+            Link::Http(h) => {
+                let value = serde_json::to_value(&params)
+                    .map_err(|e| ClientError::Protocol(format!("cannot encode the filter: {e}")))?;
+                let meta = self.meta().unwrap_or_default();
+                Some(h.listen(value, &meta).await?)
+            }
+        };
+        // The acknowledgement says what will be reported.
+        let timeout = self.conn.options().request_timeout;
+        let ack = tokio::time::timeout(timeout, async {
+            while let Some(note) = notes.recv().await {
+                if note.method == "notifications/subscriptions/acknowledged" {
+                    return Some(note);
+                }
+            }
+            None
+        })
+        .await
+        .map_err(|_| ClientError::Timeout)?
+        .ok_or(ClientError::Closed)?;
+        let accepted: SubscriptionFilter = ack
+            .params
+            .get("notifications")
+            .and_then(|n| serde_json::from_value(n.clone()).ok())
+            .unwrap_or_default();
+        Ok(Watch {
+            notes,
+            accepted: accepted.resource_subscriptions.unwrap_or_default(),
+            list_changes: accepted.resources_list_changed == Some(true),
+            stream,
+        })
+    }
+
+    /// Every resource (or every child of `collection`), page after page as they are
+    /// needed, for at most `max_pages` pages (then an error names the cap).
+    pub fn resources(
+        &self,
+        collection: Option<String>,
+        max_pages: usize,
+    ) -> impl futures_util::Stream<Item = Result<Resource, ClientError>> + '_ {
+        paged(max_pages, move |cursor| {
+            let uri = collection.clone();
+            async move {
+                let page = self.list_resources(cursor, uri).await?;
+                Ok((page.resources, page.next_cursor))
+            }
+        })
+    }
+
+    /// Every template, page after page, for at most `max_pages` pages.
+    pub fn templates(
+        &self,
+        max_pages: usize,
+    ) -> impl futures_util::Stream<Item = Result<ResourceTemplate, ClientError>> + '_ {
+        paged(max_pages, move |cursor| async move {
+            let page = self.list_templates(cursor).await?;
+            Ok((page.resource_templates, page.next_cursor))
+        })
+    }
+}
+
+/// Items of a paginated listing as a stream: pages fetched as the stream is read, cursors
+/// followed for at most `max_pages` pages, a repeated cursor an error.
+fn paged<'a, T, F, Fut>(
+    max_pages: usize,
+    fetch: F,
+) -> impl futures_util::Stream<Item = Result<T, ClientError>> + 'a
+where
+    T: 'a,
+    F: Fn(Option<String>) -> Fut + 'a,
+    Fut: std::future::Future<Output = Result<(Vec<T>, Option<String>), ClientError>> + 'a,
+{
+    struct State<T> {
+        buffered: std::collections::VecDeque<T>,
+        cursor: Option<String>,
+        pages: usize,
+        seen: std::collections::HashSet<String>,
+        done: bool,
+    }
+    let state = State {
+        buffered: std::collections::VecDeque::new(),
+        cursor: None,
+        pages: 0,
+        seen: std::collections::HashSet::new(),
+        done: false,
+    };
+    futures_util::stream::unfold((state, fetch), move |(mut st, fetch)| async move {
+        loop {
+            if let Some(item) = st.buffered.pop_front() {
+                return Some((Ok(item), (st, fetch)));
+            }
+            if st.done {
+                return None;
+            }
+            if st.pages == max_pages.max(1) {
+                st.done = true;
+                let e = ClientError::Protocol(format!("more than {max_pages} pages: stopped"));
+                return Some((Err(e), (st, fetch)));
+            }
+            st.pages += 1;
+            match fetch(st.cursor.take()).await {
+                Err(e) => {
+                    st.done = true;
+                    return Some((Err(e), (st, fetch)));
+                }
+                Ok((items, next)) => {
+                    st.buffered.extend(items);
+                    match next {
+                        None => st.done = true,
+                        Some(c) if !st.seen.insert(c.clone()) => {
+                            st.done = true;
+                            let e = ClientError::Protocol(format!(
+                                "the server repeated the cursor {c:?}"
+                            ));
+                            st.buffered.clear();
+                            return Some((Err(e), (st, fetch)));
+                        }
+                        Some(c) => st.cursor = Some(c),
+                    }
+                }
+            }
+        }
+    })
+}
+
 /// Follows cursors: `fetch(cursor)` returns a page and the next cursor.
 async fn collect<T, F, Fut>(max_pages: usize, mut fetch: F) -> Result<Collected<T>, ClientError>
 where
@@ -398,7 +726,7 @@ fn modern_versions(list: &[String]) -> Option<ProtocolVersion> {
         .max()
 }
 
-async fn negotiate(conn: &io::Connection) -> Result<ServerDescription, ClientError> {
+async fn negotiate(conn: &Link) -> Result<ServerDescription, ClientError> {
     let options = conn.options().clone();
     let legacy_version = match options.era {
         EraPreference::Legacy(v) => return initialize(conn, v).await,
@@ -462,7 +790,7 @@ fn describe_modern(version: ProtocolVersion, d: DiscoverResult) -> ServerDescrip
 }
 
 async fn initialize(
-    conn: &io::Connection,
+    conn: &Link,
     version: ProtocolVersion,
 ) -> Result<ServerDescription, ClientError> {
     let options = conn.options();
@@ -486,6 +814,10 @@ async fn initialize(
         // the oldest modelled one.
         Err(_) => ProtocolVersion::V2025_06_18,
     };
+    #[cfg(feature = "http-client")]
+    if let Link::Http(h) = conn {
+        h.legacy_session(&result.protocol_version);
+    }
     conn.notify::<methods::Initialized>(&EmptyNotificationParams::default())
         .await?;
     Ok(ServerDescription {

@@ -1,0 +1,587 @@
+//! The client's Streamable HTTP link: one POST per message, answers as JSON or SSE, and
+//! for the 2025 revisions the session (`Mcp-Session-Id`) with its GET stream.
+//!
+//! Invariants:
+//! - A modern request carries `MCP-Protocol-Version`, `Mcp-Method` and, for
+//!   `resources/read`, `Mcp-Name` (base64-sentinel encoded when not plain ASCII), matching
+//!   its body; a legacy request carries the negotiated version and the session id.
+//! - Notifications met on any stream (a request's SSE answer, the GET stream, a
+//!   `subscriptions/listen` stream) go to the one notification queue, which drops rather
+//!   than grows when unread.
+//! - An HTTP error with a JSON-RPC error body is that error; otherwise the status and the
+//!   beginning of the body are reported.
+//! - Dropping the link ends the session (DELETE) and the GET stream.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use base64::Engine as _;
+use futures_util::StreamExt as _;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use rsrc_protocol::RequestMeta;
+use rsrc_protocol::jsonrpc::{self, ErrorObject, Message, RequestId};
+use rsrc_protocol::lifecycle::CancelledParams;
+use rsrc_protocol::methods::{Cancelled, Initialize, Method, NotificationMethod};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::io::Notification;
+use super::{ClientError, ClientOptions};
+
+const SESSION_ID: &str = "mcp-session-id";
+const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+const NOTIFICATION_QUEUE: usize = 1024;
+
+/// One Streamable HTTP endpoint.
+#[derive(Debug)]
+pub(super) struct HttpLink {
+    shared: Arc<Shared>,
+    notifications: Mutex<Option<mpsc::Receiver<Notification>>>,
+    next_id: AtomicI64,
+}
+
+#[derive(Debug)]
+struct Shared {
+    http: reqwest::Client,
+    url: reqwest::Url,
+    headers: HeaderMap,
+    options: ClientOptions,
+    session: Mutex<Option<String>>,
+    /// The legacy revision negotiated by `initialize`, sent on later requests.
+    legacy_version: Mutex<Option<String>>,
+    notes: mpsc::Sender<Notification>,
+    /// Ends the background streams (GET stream, listen streams) when the link goes.
+    closed: tokio_util::sync::CancellationToken,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A header value for `Mcp-Name`: as is when plain visible ASCII, else the base64 sentinel.
+fn header_safe(value: &str) -> String {
+    let unsafe_chars = value.bytes().any(|b| !(0x20..0x7f).contains(&b));
+    let padded = value.starts_with(' ') || value.ends_with(' ');
+    let looks_encoded = value.starts_with("=?base64?") && value.ends_with("?=");
+    if !(unsafe_chars || padded || looks_encoded) {
+        value.to_owned()
+    } else {
+        format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(value)
+        )
+    }
+}
+
+/// One SSE event: its id and data.
+struct SseEvent {
+    id: Option<String>,
+    data: String,
+}
+
+/// Incremental SSE parsing: bytes in, complete events out.
+#[derive(Default)]
+struct SseParser {
+    buf: Vec<u8>,
+}
+
+impl SseParser {
+    fn push(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    fn next_event(&mut self) -> Option<SseEvent> {
+        loop {
+            let end = find_blank_line(&self.buf)?;
+            let block: Vec<u8> = self.buf.drain(..end.1).collect();
+            let text = String::from_utf8_lossy(&block[..end.0]);
+            let mut id = None;
+            let mut data: Vec<&str> = Vec::new();
+            for line in text.lines() {
+                if line.is_empty() || line.starts_with(':') {
+                    continue;
+                }
+                let (field, value) = line.split_once(':').unwrap_or((line, ""));
+                let value = value.strip_prefix(' ').unwrap_or(value);
+                match field {
+                    "id" => id = Some(value.to_owned()),
+                    "data" => data.push(value),
+                    _ => {}
+                }
+            }
+            if id.is_none() && data.is_empty() {
+                continue;
+            }
+            return Some(SseEvent {
+                id,
+                data: data.join("\n"),
+            });
+        }
+    }
+}
+
+/// The end of the first event block: (where its content ends, where the next begins).
+fn find_blank_line(buf: &[u8]) -> Option<(usize, usize)> {
+    let mut i = 0;
+    while i + 1 < buf.len() {
+        if buf[i] == b'\n' && buf[i + 1] == b'\n' {
+            return Some((i, i + 2));
+        }
+        if buf[i] == b'\n' && buf[i + 1] == b'\r' && buf.get(i + 2) == Some(&b'\n') {
+            return Some((i, i + 3));
+        }
+        i += 1;
+    }
+    None
+}
+
+/// What a body's messages amount to for the request `id`.
+enum Seen {
+    Answer(Result<Value, ErrorObject>),
+    Other,
+}
+
+impl Shared {
+    /// Routes one message: notifications to the queue; the response to `id` returned.
+    fn route(&self, bytes: &[u8], id: Option<&RequestId>) -> Seen {
+        match jsonrpc::decode(bytes) {
+            Ok(Message::Notification(n)) => {
+                let params = n
+                    .params
+                    .and_then(|p| serde_json::from_str(p.get()).ok())
+                    .unwrap_or(Value::Null);
+                let note = Notification {
+                    method: n.method.into_owned(),
+                    params,
+                };
+                if self.notes.try_send(note).is_err() {
+                    tracing::debug!("notification queue full or unread: dropped");
+                }
+                Seen::Other
+            }
+            Ok(Message::Response(r)) if r.id.is_some() && r.id.as_ref() == id => {
+                Seen::Answer(match r.outcome {
+                    Ok(raw) => serde_json::from_str(raw.get()).map_err(|e| {
+                        ErrorObject::new(
+                            rsrc_protocol::ErrorCode::INTERNAL_ERROR,
+                            format!("malformed result: {e}"),
+                        )
+                    }),
+                    Err(e) => Err(e),
+                })
+            }
+            Ok(Message::Response(r)) if r.id.is_none() => match r.outcome {
+                Err(e) => Seen::Answer(Err(e)),
+                Ok(_) => Seen::Other,
+            },
+            Ok(other) => {
+                tracing::debug!(message = ?other, "an unexpected message on the stream");
+                Seen::Other
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "undecodable message from the server");
+                Seen::Other
+            }
+        }
+    }
+
+    fn post(&self, body: Vec<u8>, headers: HeaderMap) -> reqwest::RequestBuilder {
+        self.http
+            .post(self.url.clone())
+            .headers(self.headers.clone())
+            .headers(headers)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream")
+            .body(body)
+    }
+
+    /// Headers for a message: the revision, the session, and for a modern request the
+    /// mirrored method and name.
+    fn message_headers(
+        &self,
+        method: &str,
+        params: &Value,
+        meta: Option<&RequestMeta>,
+    ) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        let version = meta
+            .and_then(|m| m.protocol_version.clone())
+            .or_else(|| lock(&self.legacy_version).clone());
+        if let Some(v) = version.and_then(|v| HeaderValue::from_str(&v).ok()) {
+            h.insert(HeaderName::from_static(PROTOCOL_VERSION), v);
+        }
+        if meta.is_some() {
+            if let Ok(v) = HeaderValue::from_str(method) {
+                h.insert(HeaderName::from_static("mcp-method"), v);
+            }
+            let name = match method {
+                "resources/read" => params.get("uri"),
+                "tools/call" | "prompts/get" => params.get("name"),
+                _ => None,
+            };
+            if let Some(v) = name
+                .and_then(Value::as_str)
+                .and_then(|n| HeaderValue::from_str(&header_safe(n)).ok())
+            {
+                h.insert(HeaderName::from_static("mcp-name"), v);
+            }
+        } else if let Some(s) = lock(&self.session)
+            .as_deref()
+            .and_then(|s| HeaderValue::from_str(s).ok())
+        {
+            h.insert(HeaderName::from_static(SESSION_ID), s);
+        }
+        h
+    }
+
+    /// Reads a response to the request `id`: one JSON message, or an SSE stream whose
+    /// notifications are routed until the answer comes.
+    async fn answer(&self, resp: reqwest::Response, id: &RequestId) -> Result<Value, ClientError> {
+        let status = resp.status();
+        let ct = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if ct.starts_with("text/event-stream") {
+            let mut parser = SseParser::default();
+            let mut body = resp.bytes_stream();
+            while let Some(chunk) = body.next().await {
+                let chunk =
+                    chunk.map_err(|e| ClientError::Protocol(format!("reading the stream: {e}")))?;
+                parser.push(&chunk);
+                while let Some(event) = parser.next_event() {
+                    if event.data.is_empty() {
+                        continue;
+                    }
+                    if let Seen::Answer(a) = self.route(event.data.as_bytes(), Some(id)) {
+                        return a.map_err(ClientError::Rpc);
+                    }
+                }
+            }
+            return Err(ClientError::Closed);
+        }
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| ClientError::Protocol(format!("reading the response: {e}")))?;
+        if ct.starts_with("application/json")
+            && let Seen::Answer(a) = self.route(&bytes, Some(id))
+        {
+            return a.map_err(ClientError::Rpc);
+        }
+        Err(http_error(status, &bytes))
+    }
+}
+
+fn http_error(status: reqwest::StatusCode, body: &[u8]) -> ClientError {
+    let text = String::from_utf8_lossy(&body[..body.len().min(200)]);
+    ClientError::Http {
+        status: status.as_u16(),
+        message: text.trim().to_owned(),
+    }
+}
+
+impl HttpLink {
+    pub(super) fn new(url: &str, options: ClientOptions) -> Result<HttpLink, ClientError> {
+        let url = reqwest::Url::parse(url)
+            .map_err(|e| ClientError::Protocol(format!("not a URL: {url}: {e}")))?;
+        let mut headers = HeaderMap::new();
+        for (k, v) in &options.http_headers {
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| ClientError::Protocol(format!("bad header name {k:?}")))?;
+            let value = HeaderValue::from_str(v)
+                .map_err(|_| ClientError::Protocol(format!("bad value for header {k}")))?;
+            headers.insert(name, value);
+        }
+        let http = reqwest::Client::builder()
+            .connect_timeout(options.request_timeout)
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|e| ClientError::Protocol(format!("HTTP client: {e}")))?;
+        let (notes, rx) = mpsc::channel(NOTIFICATION_QUEUE);
+        Ok(HttpLink {
+            shared: Arc::new(Shared {
+                http,
+                url,
+                headers,
+                options,
+                session: Mutex::new(None),
+                legacy_version: Mutex::new(None),
+                notes,
+                closed: tokio_util::sync::CancellationToken::new(),
+            }),
+            notifications: Mutex::new(Some(rx)),
+            next_id: AtomicI64::new(1),
+        })
+    }
+
+    pub(super) fn options(&self) -> &ClientOptions {
+        &self.shared.options
+    }
+
+    pub(super) fn take_notifications(&self) -> Option<mpsc::Receiver<Notification>> {
+        lock(&self.notifications).take()
+    }
+
+    fn encode(
+        &self,
+        method: &str,
+        params: &Value,
+        id: Option<&RequestId>,
+    ) -> Result<Vec<u8>, ClientError> {
+        let mut body = Vec::with_capacity(256);
+        let written = match id {
+            Some(id) => jsonrpc::write_request(&mut body, id, method, Some(params)),
+            None => jsonrpc::write_notification(&mut body, method, Some(params)),
+        };
+        written.map_err(|e| ClientError::Protocol(format!("cannot encode {method}: {e}")))?;
+        Ok(body)
+    }
+
+    pub(super) async fn request<M: Method>(
+        &self,
+        params: &M::Params,
+        meta: Option<&RequestMeta>,
+        timeout: Duration,
+    ) -> Result<M::Result, ClientError> {
+        let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let value = super::with_meta(params, meta, M::NAME)?;
+        let body = self.encode(M::NAME, &value, Some(&id))?;
+        let headers = self.shared.message_headers(M::NAME, &value, meta);
+        let shared = &self.shared;
+        let exchange = async {
+            let resp = shared
+                .post(body, headers)
+                .send()
+                .await
+                .map_err(|e| ClientError::Protocol(format!("HTTP request failed: {e}")))?;
+            if M::NAME == <Initialize as Method>::NAME
+                && let Some(s) = resp.headers().get(SESSION_ID).and_then(|v| v.to_str().ok())
+            {
+                *lock(&shared.session) = Some(s.to_owned());
+            }
+            shared.answer(resp, &id).await
+        };
+        let value = match tokio::time::timeout(timeout, exchange).await {
+            Ok(v) => v?,
+            Err(_) => {
+                if meta.is_none() {
+                    // A legacy server is told; a modern one sees the connection close.
+                    self.cancel(id);
+                }
+                return Err(ClientError::Timeout);
+            }
+        };
+        serde_json::from_value(value)
+            .map_err(|e| ClientError::Protocol(format!("malformed {} result: {e}", M::NAME)))
+    }
+
+    fn cancel(&self, id: RequestId) {
+        let params = CancelledParams {
+            request_id: Some(id),
+            reason: Some("the client stopped waiting".into()),
+            meta: None,
+        };
+        let shared = Arc::clone(&self.shared);
+        if let Ok(value) = serde_json::to_value(&params)
+            && let Ok(body) = self.encode(Cancelled::NAME, &value, None)
+        {
+            let headers = shared.message_headers(Cancelled::NAME, &value, None);
+            tokio::spawn(async move {
+                let _ = shared.post(body, headers).send().await;
+            });
+        }
+    }
+
+    pub(super) async fn notify<N: NotificationMethod>(
+        &self,
+        params: &N::Params,
+    ) -> Result<(), ClientError> {
+        let value = serde_json::to_value(params)
+            .map_err(|e| ClientError::Protocol(format!("cannot encode {}: {e}", N::NAME)))?;
+        let body = self.encode(N::NAME, &value, None)?;
+        let headers = self.shared.message_headers(N::NAME, &value, None);
+        let resp = self
+            .shared
+            .post(body, headers)
+            .send()
+            .await
+            .map_err(|e| ClientError::Protocol(format!("HTTP request failed: {e}")))?;
+        if resp.status().is_success() {
+            Ok(())
+        } else {
+            let status = resp.status();
+            Err(http_error(status, &resp.bytes().await.unwrap_or_default()))
+        }
+    }
+
+    /// After `initialize`: later requests name `version`, and the session's GET stream
+    /// carries the server's notifications.
+    pub(super) fn legacy_session(&self, version: &str) {
+        *lock(&self.shared.legacy_version) = Some(version.to_owned());
+        if lock(&self.shared.session).is_some() {
+            tokio::spawn(get_stream(Arc::downgrade(&self.shared)));
+        }
+    }
+
+    /// Sends `subscriptions/listen` and keeps its stream open in the background, routing
+    /// its notifications to the queue; returns once the server has answered the POST.
+    pub(super) async fn listen(
+        &self,
+        params: Value,
+        meta: &RequestMeta,
+    ) -> Result<tokio::task::JoinHandle<()>, ClientError> {
+        let method = rsrc_protocol::methods::SubscriptionsListen::NAME;
+        let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let value = super::with_meta(&params, Some(meta), method)?;
+        let body = self.encode(method, &value, Some(&id))?;
+        let headers = self.shared.message_headers(method, &value, Some(meta));
+        let resp = self
+            .shared
+            .post(body, headers)
+            .send()
+            .await
+            .map_err(|e| ClientError::Protocol(format!("HTTP request failed: {e}")))?;
+        let ct = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        if !ct.starts_with("text/event-stream") {
+            // An error (or an immediate end) answered as JSON.
+            self.shared.answer(resp, &id).await?;
+            return Err(ClientError::Protocol(
+                "subscriptions/listen ended at once".into(),
+            ));
+        }
+        let shared = Arc::clone(&self.shared);
+        Ok(tokio::spawn(async move {
+            let closed = shared.closed.clone();
+            tokio::select! {
+                _ = shared.answer(resp, &id) => {}
+                () = closed.cancelled() => {}
+            }
+        }))
+    }
+}
+
+/// The legacy GET stream: the server's notifications outside requests. Reconnects with
+/// `Last-Event-ID` when the connection drops; ends when the link goes, or at once if the
+/// server offers no stream (405).
+async fn get_stream(shared: Weak<Shared>) {
+    let mut last_event: Option<String> = None;
+    let mut failures = 0u32;
+    loop {
+        let Some(s) = shared.upgrade() else { return };
+        let closed = s.closed.clone();
+        let mut req = s
+            .http
+            .get(s.url.clone())
+            .headers(s.headers.clone())
+            .header(ACCEPT, "text/event-stream");
+        if let Some(id) = lock(&s.session).clone() {
+            req = req.header(SESSION_ID, id);
+        }
+        if let Some(v) = lock(&s.legacy_version).clone() {
+            req = req.header(PROTOCOL_VERSION, v);
+        }
+        if let Some(id) = &last_event {
+            req = req.header("last-event-id", id.clone());
+        }
+        drop(s);
+        let resp = tokio::select! {
+            r = req.send() => r,
+            () = closed.cancelled() => return,
+        };
+        match resp {
+            Ok(r) if r.status().is_success() => {
+                failures = 0;
+                let mut parser = SseParser::default();
+                let mut body = r.bytes_stream();
+                loop {
+                    let chunk = tokio::select! {
+                        c = body.next() => c,
+                        () = closed.cancelled() => return,
+                    };
+                    let Some(Ok(chunk)) = chunk else { break };
+                    parser.push(&chunk);
+                    let Some(s) = shared.upgrade() else { return };
+                    while let Some(event) = parser.next_event() {
+                        if let Some(id) = event.id {
+                            last_event = Some(id);
+                        }
+                        if !event.data.is_empty() {
+                            s.route(event.data.as_bytes(), None);
+                        }
+                    }
+                }
+            }
+            Ok(r) if r.status() == reqwest::StatusCode::METHOD_NOT_ALLOWED => return,
+            Ok(r) if r.status() == reqwest::StatusCode::NOT_FOUND => return,
+            Ok(_) | Err(_) => failures += 1,
+        }
+        if failures > 5 {
+            tracing::debug!("the server's GET stream keeps failing: given up");
+            return;
+        }
+        let backoff = Duration::from_millis(200 * u64::from(failures.max(1)));
+        tokio::select! {
+            () = tokio::time::sleep(backoff) => {}
+            () = closed.cancelled() => return,
+        }
+    }
+}
+
+impl Drop for HttpLink {
+    fn drop(&mut self) {
+        self.shared.closed.cancel();
+        let Some(session) = lock(&self.shared.session).take() else {
+            return;
+        };
+        // Best effort: end the session on the server.
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            let req = self
+                .shared
+                .http
+                .delete(self.shared.url.clone())
+                .headers(self.shared.headers.clone())
+                .header(SESSION_ID, session);
+            handle.spawn(async move {
+                let _ = req.send().await;
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_events_are_parsed_across_chunks_and_line_endings() {
+        let mut p = SseParser::default();
+        p.push(b": keep-alive\n\nid: 0-1\ndata: {\"a\"");
+        assert!(p.next_event().is_none());
+        p.push(b":1}\n\nid: 0-2\r\ndata: x\r\n\r\n");
+        let e = p.next_event().unwrap();
+        assert_eq!(
+            (e.id.as_deref(), e.data.as_str()),
+            (Some("0-1"), "{\"a\":1}")
+        );
+        let e = p.next_event().unwrap();
+        assert_eq!(e.id.as_deref(), Some("0-2"));
+        assert_eq!(e.data, "x");
+        assert!(p.next_event().is_none());
+    }
+
+    #[test]
+    fn names_outside_plain_ascii_use_the_base64_sentinel() {
+        assert_eq!(header_safe("file:///a.txt"), "file:///a.txt");
+        assert_eq!(header_safe("file:///é"), "=?base64?ZmlsZTovLy/DqQ==?=");
+        assert!(header_safe(" padded ").starts_with("=?base64?"));
+        assert!(header_safe("=?base64?x?=").starts_with("=?base64?"));
+    }
+}
