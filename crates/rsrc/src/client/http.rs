@@ -99,6 +99,7 @@ impl SseParser {
             let mut id = None;
             let mut data: Vec<&str> = Vec::new();
             for line in text.lines() {
+                let line = line.strip_suffix('\r').unwrap_or(line);
                 if line.is_empty() || line.starts_with(':') {
                     continue;
                 }
