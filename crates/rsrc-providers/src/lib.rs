@@ -5,5 +5,9 @@
 //! anything outside what it was pointed at, bounds every input, and reports failures as
 //! `ResourceError`s, never panics.
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub mod db;
 #[cfg(feature = "fs")]
 pub mod fs;
+#[cfg(feature = "git")]
+pub mod git;

@@ -1,0 +1,1 @@
+//! Databases as resources (SQLite; PostgreSQL follows). Being written.

@@ -1,0 +1,1 @@
+//! git repositories as resources. Being written.
