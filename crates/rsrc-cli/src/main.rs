@@ -1,9 +1,10 @@
-//! The `rsrc` command: serve resources over MCP, and (later) inspect any MCP server.
+//! The `rsrc` command: serve resources over MCP, and inspect any MCP server's resources.
 //!
 //! Invariant: when serving on stdio, stdout carries protocol messages only; every log line
 //! goes to stderr.
 
 mod conformance;
+mod inspect;
 mod sample;
 mod serve;
 
@@ -26,7 +27,9 @@ struct Cli {
 enum Command {
     /// Serve resources over MCP (stdio, or Streamable HTTP with --http). With no source,
     /// serves a bundled sample.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
+    #[command(flatten)]
+    Inspect(inspect::InspectCommand),
 }
 
 fn init_logging(verbose: u8) {
@@ -50,6 +53,15 @@ fn main() -> ExitCode {
     init_logging(cli.verbose);
     let outcome = match cli.command {
         Command::Serve(args) => serve::run(&args),
+        Command::Inspect(command) => {
+            return match inspect::run(command) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("rsrc: {e}");
+                    ExitCode::from(e.exit_code())
+                }
+            };
+        }
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -57,5 +69,15 @@ fn main() -> ExitCode {
             eprintln!("rsrc: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        super::Cli::command().debug_assert();
     }
 }

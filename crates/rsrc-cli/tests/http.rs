@@ -2,42 +2,16 @@
 //! port, its refusal to bind other interfaces unasked, authentication, and shutdown on
 //! SIGTERM.
 
-use std::net::SocketAddr;
 use std::process::Stdio;
 use std::time::Duration;
 
+mod common;
+
+use common::serve_http as serve;
 use rsrc::protocol::ProtocolVersion;
 use rsrc_testkit::HttpPeer;
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
-
-/// Starts `rsrc serve --http 127.0.0.1:0 ARGS` and reads the bound address from its log.
-async fn serve(args: &[&str]) -> (Child, SocketAddr) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rsrc"))
-        .args(["serve", "-v", "--http", "127.0.0.1:0"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the rsrc binary starts");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = tokio::time::timeout(Duration::from_secs(20), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(rest) = line.split("address=").nth(1) {
-                return rest.split_whitespace().next().unwrap().parse().unwrap();
-            }
-        }
-        panic!("the server exited without serving");
-    })
-    .await
-    .expect("the server logged its address");
-    // Keep draining the log so the server never blocks on it.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (child, addr)
-}
 
 fn terminate(child: &Child) {
     let pid = child.id().expect("running").to_string();

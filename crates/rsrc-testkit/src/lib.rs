@@ -1,12 +1,13 @@
 //! Test support: a raw-JSON [`Peer`] that talks to a server over any byte stream, an
 //! [`HttpPeer`] that talks Streamable HTTP over loopback sockets, and
 //! [`validate`], which checks a message against the official JSON schema of a protocol
-//! revision (copied under `testdata/schema/`).
+//! revision (copied under `testdata/schema/`), and [`fixtures`] for test data.
 //!
 //! Invariant: every message a [`Peer`] receives is validated against the schema of the
 //! revision the peer speaks before the test sees it; a test cannot look at a server
 //! message that the schema rejects.
 
+pub mod fixtures;
 pub mod http;
 mod peer;
 mod schema;

@@ -362,6 +362,7 @@ impl HttpLink {
             if M::NAME == <Initialize as Method>::NAME
                 && let Some(s) = resp.headers().get(SESSION_ID).and_then(|v| v.to_str().ok())
             {
+                tracing::debug!(session = s, "the server started a session");
                 *lock(&shared.session) = Some(s.to_owned());
             }
             shared.answer(resp, &id).await
