@@ -1,12 +1,15 @@
 //! The embedded default: a small sample compiled into the binary, served when `rsrc serve`
-//! is given no source.
+//! is given no source: a few documents at `sample:///` and a SQLite database,
+//! `db://bookshop`, built in memory from `sample/bookshop.sql` at start.
 //!
-//! Invariant: it needs nothing from the machine it runs on (no files, no network).
+//! Invariant: it needs nothing from the machine it runs on (no files, no network), and
+//! writes nothing (the database lives in memory and goes with the process).
 
 use std::time::SystemTime;
 
 use rsrc::protocol::{Icon, Resource};
 use rsrc::{Representation, RequestContext, ResourceSet};
+use rsrc_providers::db::sqlite::{SqliteConfig, SqliteError, SqliteProvider, SqliteSource};
 
 /// The URI prefix of the sample.
 pub(crate) const PREFIX: &str = "sample:///";
@@ -17,7 +20,22 @@ macro_rules! file {
     };
 }
 
-/// The sample as a provider.
+/// The name of the sample database: its URIs are `db://bookshop/…`.
+pub(crate) const DATABASE: &str = "bookshop";
+
+/// The sample database, built in memory. It never changes, so it is not watched.
+pub(crate) fn database(config: &SqliteConfig) -> Result<SqliteProvider, SqliteError> {
+    let config = SqliteConfig {
+        watch: false,
+        ..config.clone()
+    };
+    SqliteProvider::new(
+        vec![SqliteSource::script(DATABASE, file!("bookshop.sql"))],
+        config,
+    )
+}
+
+/// The sample documents as a provider.
 pub(crate) fn sample() -> ResourceSet {
     let started = SystemTime::now();
     let icon = Icon {

@@ -12,14 +12,23 @@ use clap::Args;
 use rsrc::transport::http::{AuthConfig, HttpConfig, JwtVerifier, TokenVerifier};
 use rsrc::transport::{StreamConfig, serve_stdio};
 use rsrc::{Server, ServerConfig};
+use rsrc_providers::db::postgres::{PostgresConfig, PostgresProvider};
+use rsrc_providers::db::{self, sqlite};
 use rsrc_providers::fs::{self, FilterConfig, FsConfig, FsProvider};
+use rsrc_providers::git::{GitConfig, GitProvider};
 
 /// Options of `rsrc serve`.
 #[derive(Args, Debug)]
 pub(crate) struct ServeArgs {
-    /// What to serve: directories, as `DIR` or `NAME=DIR`. With one directory a file's URI
-    /// is `file:///<path>`; with several, `file:///<NAME>/<path>` (NAME defaults to the
-    /// directory's name). With none, a bundled sample is served.
+    /// What to serve: directories, as `DIR` or `NAME=DIR`; SQLite databases, as
+    /// `sqlite:PATH` or `NAME=sqlite:PATH`; PostgreSQL databases, as `postgres://…` or
+    /// `NAME=postgres://…`; git repositories, as `git:PATH` or `NAME=git:PATH`. With one
+    /// directory a file's URI is `file:///<path>`; with several, `file:///<NAME>/<path>`
+    /// (NAME defaults to the directory's name). A SQLite row is
+    /// `db://<NAME>/<table>/<key>` (NAME defaults to the file's stem), a PostgreSQL row
+    /// `db://<NAME>/<schema>/<table>/<key>` (NAME defaults to the database's name). One
+    /// repository is `git:///<ref>/<path>`; several, `git://<NAME>/<ref>/<path>`. With
+    /// none, a bundled sample directory and database are served.
     sources: Vec<String>,
 
     /// Serve hidden files and directories (names starting with `.`).
@@ -38,7 +47,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "GLOB")]
     exclude: Vec<String>,
 
-    /// Largest file read (e.g. `32MiB`); larger files are refused.
+    /// Largest file or database row read (e.g. `32MiB`); larger ones are refused.
     #[arg(long, default_value = "32MiB", value_parser = parse_size)]
     max_read: u64,
 
@@ -46,13 +55,23 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "1MiB", value_parser = parse_size)]
     collection_budget: u64,
 
-    /// Do not watch the directories for changes (no subscriptions, no list changes).
+    /// Do not watch the directories and databases for changes (no subscriptions, no list
+    /// changes).
     #[arg(long)]
     no_watch: bool,
 
     /// Changes to one file within this window are notified once.
     #[arg(long, default_value = "50ms", value_parser = humantime::parse_duration)]
     watch_window: Duration,
+
+    /// Longest time one request may keep a database busy; a query running longer is
+    /// stopped.
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    db_timeout: Duration,
+
+    /// How often databases are checked for commits by other programs.
+    #[arg(long, default_value = "250ms", value_parser = humantime::parse_duration)]
+    db_poll: Duration,
 
     /// Resources per `resources/list` page.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
@@ -202,18 +221,70 @@ const INSTRUCTIONS: &str = "This server exposes resources. Use resources/list to
 resources/list with a collection's uri to list its children, resources/metadata for \
 metadata without content, and resources/read for content.";
 
-/// One directory to serve, named.
-fn directory(arg: &str) -> Result<(String, PathBuf), String> {
-    let as_path = Path::new(arg);
-    if !as_path.exists()
-        && let Some((name, dir)) = arg.split_once('=')
+/// One source of resources, as given on the command line.
+#[derive(Debug, PartialEq, Eq)]
+enum Source {
+    /// A directory: `DIR` or `NAME=DIR`.
+    Directory(String, PathBuf),
+    /// A SQLite database file: `sqlite:PATH` or `NAME=sqlite:PATH`.
+    Sqlite(String, PathBuf),
+    /// A PostgreSQL database: `postgres://…` or `NAME=postgres://…`.
+    Postgres(Option<String>, String),
+    /// A git repository: `git:PATH` or `NAME=git:PATH`.
+    Git(Option<String>, PathBuf),
+}
+
+/// Splits `NAME=REST` when `arg` is not an existing path and the part before `=` is a
+/// plain name (no `/` or `:`), so that paths and URLs holding `=` stay whole.
+fn split_name(arg: &str) -> (Option<&str>, &str) {
+    if !Path::new(arg).exists()
+        && let Some((name, rest)) = arg.split_once('=')
+        && !name.is_empty()
+        && !name.contains(['/', ':'])
     {
-        return Ok((name.to_owned(), PathBuf::from(dir)));
+        return (Some(name), rest);
     }
-    if !as_path.is_dir() {
+    (None, arg)
+}
+
+/// Parses one source argument: one arm per kind.
+fn parse_source(arg: &str) -> Result<Source, String> {
+    let (name, spec) = split_name(arg);
+    if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+        return Ok(Source::Postgres(name.map(str::to_owned), spec.to_owned()));
+    }
+    if let Some(path) = spec.strip_prefix("git:") {
+        if path.is_empty() {
+            return Err(format!("{arg}: no repository after \"git:\""));
+        }
+        return Ok(Source::Git(name.map(str::to_owned), PathBuf::from(path)));
+    }
+    if let Some(path) = spec.strip_prefix("sqlite:") {
+        if path.is_empty() {
+            return Err(format!("{arg}: no database file after \"sqlite:\""));
+        }
+        let path = PathBuf::from(path);
+        let name = name.map_or_else(|| sqlite::default_name(&path), str::to_owned);
+        return Ok(Source::Sqlite(name, path));
+    }
+    let path = Path::new(spec);
+    if name.is_none() && !path.is_dir() {
         return Err(format!("{arg}: not a directory"));
     }
-    Ok((fs::default_root_name(as_path), as_path.to_path_buf()))
+    let name = name.map_or_else(|| fs::default_root_name(path), str::to_owned);
+    Ok(Source::Directory(name, path.to_path_buf()))
+}
+
+/// The SQLite provider's settings from the command line.
+fn sqlite_config(args: &ServeArgs) -> sqlite::SqliteConfig {
+    sqlite::SqliteConfig {
+        max_row_bytes: args.max_read,
+        statement_timeout: args.db_timeout,
+        collection_budget: args.collection_budget,
+        watch: !args.no_watch,
+        poll_interval: args.db_poll,
+        ..sqlite::SqliteConfig::default()
+    }
 }
 
 fn build(args: &ServeArgs) -> Result<Server, Box<dyn std::error::Error>> {
@@ -229,12 +300,79 @@ fn build(args: &ServeArgs) -> Result<Server, Box<dyn std::error::Error>> {
     }
     if args.sources.is_empty() {
         builder = builder.mount(crate::sample::PREFIX, crate::sample::sample());
-    } else {
-        let dirs = args
-            .sources
-            .iter()
-            .map(|s| directory(s))
-            .collect::<Result<Vec<_>, _>>()?;
+        builder = builder.mount(db::PREFIX, crate::sample::database(&sqlite_config(args))?);
+        return Ok(builder.build()?);
+    }
+    let mut dirs = Vec::new();
+    let mut databases = Vec::new();
+    let mut postgres = Vec::new();
+    let mut repos = Vec::new();
+    for arg in &args.sources {
+        match parse_source(arg)? {
+            Source::Directory(name, path) => dirs.push((name, path)),
+            Source::Sqlite(name, path) => {
+                databases.push(sqlite::SqliteSource::named_file(name, path));
+            }
+            Source::Postgres(name, url) => postgres.push((name, url)),
+            Source::Git(name, path) => repos.push((name, path)),
+        }
+    }
+    if !postgres.is_empty() {
+        // Connected before the server's runtime exists: a runtime of its own for the
+        // handshake; the pool replaces those connections on first use.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let config = PostgresConfig {
+            statement_timeout: args.db_timeout,
+            collection_budget: usize::try_from(args.collection_budget).unwrap_or(usize::MAX),
+            max_row_bytes: usize::try_from(args.max_read).unwrap_or(usize::MAX),
+            watch: !args.no_watch,
+            poll_interval: args.db_poll,
+            ..PostgresConfig::default()
+        };
+        for (name, url) in postgres {
+            let provider = runtime
+                .block_on(PostgresProvider::connect(name, &url, config.clone()))
+                .map_err(|e| format!("{}: {e}", redact(&url)))?;
+            // A PostgreSQL database is mounted at `db://NAME`, and the longest prefix
+            // wins: a SQLite database whose name starts with NAME would be shadowed.
+            if let Some(other) = databases
+                .iter()
+                .find(|d| d.name().starts_with(provider.name()))
+            {
+                return Err(format!(
+                    "the SQLite database {:?} and the PostgreSQL database {:?} need names that do not start with one another (NAME=…)",
+                    other.name(),
+                    provider.name()
+                )
+                .into());
+            }
+            builder = builder.mount(provider.prefix().to_owned(), provider);
+        }
+    }
+    let several = repos.len() > 1;
+    for (name, path) in repos {
+        let defaults = GitConfig::default();
+        let config = GitConfig {
+            poll_interval: defaults.poll_interval.filter(|_| !args.no_watch),
+            max_blob: args.max_read,
+            ..defaults
+        };
+        let provider = match name {
+            Some(name) => GitProvider::open_named(&name, &path, config)?,
+            None if several => {
+                return Err(format!(
+                    "{}: several repositories need names: NAME=git:PATH",
+                    path.display()
+                )
+                .into());
+            }
+            None => GitProvider::open(&path, config)?,
+        };
+        builder = builder.mount(provider.prefix().to_owned(), provider);
+    }
+    if !dirs.is_empty() {
         let fs_config = FsConfig {
             filter: FilterConfig {
                 include_hidden: args.hidden,
@@ -250,7 +388,22 @@ fn build(args: &ServeArgs) -> Result<Server, Box<dyn std::error::Error>> {
         };
         builder = builder.mount(fs::PREFIX, FsProvider::new(dirs, fs_config)?);
     }
+    if !databases.is_empty() {
+        let provider = sqlite::SqliteProvider::new(databases, sqlite_config(args))?;
+        builder = builder.mount(db::PREFIX, provider);
+    }
     Ok(builder.build()?)
+}
+
+/// A connection string without its password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => match url[scheme + 3..at].split_once(':') {
+            Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+            None => url.to_owned(),
+        },
+        _ => url.to_owned(),
+    }
 }
 
 pub(crate) fn run(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
@@ -389,7 +542,30 @@ async fn shutdown_signal() {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{Source, parse_size, parse_source};
+    use std::path::PathBuf;
+
+    #[test]
+    fn sources_are_directories_or_named_databases() {
+        assert_eq!(
+            parse_source("sqlite:data/shop.db"),
+            Ok(Source::Sqlite("shop".into(), PathBuf::from("data/shop.db")))
+        );
+        assert_eq!(
+            parse_source("sales=sqlite:/srv/x=y.db"),
+            Ok(Source::Sqlite("sales".into(), PathBuf::from("/srv/x=y.db")))
+        );
+        assert_eq!(
+            parse_source("sqlite:/srv/a=b.db"),
+            Ok(Source::Sqlite("a=b".into(), PathBuf::from("/srv/a=b.db")))
+        );
+        assert_eq!(
+            parse_source("docs=/srv/docs"),
+            Ok(Source::Directory("docs".into(), PathBuf::from("/srv/docs")))
+        );
+        assert!(parse_source("sqlite:").is_err());
+        assert!(parse_source("/definitely/not/here").is_err());
+    }
 
     #[test]
     fn sizes_parse_with_binary_units() {

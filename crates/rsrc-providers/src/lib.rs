@@ -1,5 +1,6 @@
 //! Ready-made providers for `rsrc`, one cargo feature each: `fs` (directories, with `pdf`
-//! text extraction as a format alternative). Databases and git repositories follow.
+//! text extraction as a format alternative), `sqlite` and `postgres` (databases, in the
+//! shared model of [`db`]) and `git` (repositories).
 //!
 //! Every provider here keeps the same contract as any `rsrc::Provider`: it never serves
 //! anything outside what it was pointed at, bounds every input, and reports failures as

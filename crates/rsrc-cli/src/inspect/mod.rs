@@ -454,8 +454,8 @@ async fn ls_tree(
     let mut children_listable = true;
     let top = list_all(s, root.as_deref()).await?;
     visited += top.len();
-    // A recursive default listing already names the resources inside collections: put
-    // each under its collection, and list only the collections still without children.
+    // A recursive default listing names resources inside collections: put each under its
+    // collection, then list the collections.
     let mut nodes = nest_by_uri(top);
     // Children of `--uri`: start below the groups that spell the collection's own URI.
     if let Some(root) = root.as_deref() {
@@ -542,8 +542,9 @@ fn node_at<'a>(nodes: &'a mut [render::Node], path: &[usize]) -> &'a mut render:
     node
 }
 
-/// Queues the path (indices from the roots) and depth of every collection without
-/// children.
+/// Queues the path (indices from the roots) and depth of every collection, outermost
+/// first: each is listed, and its listing replaces what the default listing nested
+/// under it (which may be partial, such as a table's schema document without its rows).
 fn unexpanded_collections(
     nodes: &[render::Node],
     path: &mut Vec<usize>,
@@ -551,10 +552,8 @@ fn unexpanded_collections(
 ) {
     for (i, n) in nodes.iter().enumerate() {
         path.push(i);
-        if n.children.is_empty() {
-            if n.resource.is_collection() {
-                queue.push_back((path.clone(), path.len()));
-            }
+        if n.resource.is_collection() && !n.group {
+            queue.push_back((path.clone(), path.len()));
         } else {
             unexpanded_collections(&n.children, path, queue);
         }
@@ -629,8 +628,8 @@ fn nest_by_uri(resources: Vec<Resource>) -> Vec<render::Node> {
     }
     // One origin for everything: start below it.
     if root.children.len() == 1
+        && root.children.values().all(|only| only.resource.is_none())
         && let Some((origin, only)) = root.children.pop_first()
-        && only.resource.is_none()
     {
         return into_nodes(only, &origin);
     }

@@ -20,8 +20,8 @@
 mod cache;
 mod convert;
 mod filter;
-mod path;
-mod read;
+pub(crate) mod path;
+pub(crate) mod read;
 mod walk;
 #[cfg(target_os = "linux")]
 mod watch;
@@ -580,15 +580,7 @@ impl Tree {
         let mut meta = self.resource(root, rel, md);
         meta.uri = uri.to_owned();
         meta.size = Some(bytes.len() as u64);
-        // Text is valid UTF-8 without NUL bytes (a NUL is the mark of binary data, as for
-        // git and grep) that does not start with a binary format's magic number (a PDF can
-        // be pure ASCII); anything else is sent as a blob.
-        let binary_format = read::sniff_binary(&bytes).is_some();
-        let bytes = match String::from_utf8(bytes) {
-            Ok(text) if !binary_format && !text.as_bytes().contains(&0) => Ok(text),
-            Ok(text) => Err(text.into_bytes()),
-            Err(e) => Err(e.into_bytes()),
-        };
+        let bytes = read::text_or_bytes(bytes);
         let (mime, body) = match bytes {
             Ok(text) => (mime_for(name, text.as_bytes(), true), Body::Text(text)),
             Err(bytes) => (mime_for(name, &bytes, false), Body::Blob(bytes.into())),

@@ -136,6 +136,20 @@ pub(crate) fn sniff_binary(bytes: &[u8]) -> Option<&'static str> {
         .then(|| kind.mime_type())
 }
 
+/// The content as text, or back as bytes if it is not text.
+///
+/// Text is valid UTF-8 without NUL bytes (a NUL is the mark of binary data, as for git and
+/// grep) that does not start with a binary format's magic number (a PDF can be pure
+/// ASCII); anything else is sent as a blob.
+pub(crate) fn text_or_bytes(bytes: Vec<u8>) -> Result<String, Vec<u8>> {
+    let binary_format = sniff_binary(&bytes).is_some();
+    match String::from_utf8(bytes) {
+        Ok(text) if !binary_format && !text.as_bytes().contains(&0) => Ok(text),
+        Ok(text) => Err(text.into_bytes()),
+        Err(e) => Err(e.into_bytes()),
+    }
+}
+
 /// The MIME type of content: for text, the name's type unless that type claims binary
 /// content (then `text/plain`); for binary content, what its magic bytes say, else the
 /// name's type, else `application/octet-stream`.
