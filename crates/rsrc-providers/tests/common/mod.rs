@@ -18,8 +18,13 @@ pub fn write(root: &Path, rel: &str, content: impl AsRef<[u8]>) {
 }
 
 pub fn server_for(provider: FsProvider, page_size: usize) -> Server {
-    Server::builder("fs-test", "0")
-        .mount(PREFIX, provider)
+    server_at(PREFIX, provider, page_size)
+}
+
+/// A server with `provider` mounted at `prefix`, listing `page_size` resources a page.
+pub fn server_at<P: rsrc::Provider>(prefix: &str, provider: P, page_size: usize) -> Server {
+    Server::builder("provider-test", "0")
+        .mount(prefix, provider)
         .config(ServerConfig {
             page_size,
             ..ServerConfig::default()

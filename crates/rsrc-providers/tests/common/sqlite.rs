@@ -4,9 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rsrc::protocol::ProtocolVersion;
-use rsrc::transport::{StreamConfig, serve_in_memory};
-use rsrc::{Server, ServerConfig};
+use rsrc::Server;
 use rsrc_providers::db::PREFIX;
 use rsrc_providers::db::sqlite::{SqliteConfig, SqliteProvider};
 use rsrc_testkit::Peer;
@@ -58,22 +56,10 @@ pub fn shop(dir: &Path) -> PathBuf {
     create_db(dir, "shop.db", SHOP)
 }
 
-pub fn server_for(provider: SqliteProvider, page_size: usize) -> Server {
-    Server::builder("sqlite-test", "0")
-        .mount(PREFIX, provider)
-        .config(ServerConfig {
-            page_size,
-            ..ServerConfig::default()
-        })
-        .build()
-        .unwrap()
-}
+pub use crate::common::peer_for;
 
-pub async fn peer_for(server: &Server) -> Peer {
-    let (r, w) = tokio::io::split(serve_in_memory(server, StreamConfig::default()));
-    let mut peer = Peer::new(r, w);
-    peer.initialize(ProtocolVersion::V2025_11_25).await;
-    peer
+pub fn server_for(provider: SqliteProvider, page_size: usize) -> Server {
+    crate::common::server_at(PREFIX, provider, page_size)
 }
 
 /// A server over the database at `path` (default settings), and a peer connected to it.
