@@ -9,6 +9,9 @@ use rsrc::client::{Client, ClientOptions};
 use rsrc::protocol::Body;
 use tokio::process::Command;
 
+mod common;
+use common::status_kib;
+
 fn rsrc(args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rsrc"));
     cmd.args(args).stderr(Stdio::null());
@@ -85,15 +88,6 @@ fn a_missing_directory_is_a_clear_startup_error() {
         "{err}"
     );
     assert!(out.stdout.is_empty(), "nothing but protocol on stdout");
-}
-
-fn status_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|rest| rest.trim().trim_end_matches(" kB").trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
 }
 
 /// A tree of 100,000 files (90 directories of 1,000, and one flat directory of 10,000) is

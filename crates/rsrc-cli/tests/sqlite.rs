@@ -10,21 +10,10 @@ use std::time::Duration;
 use rsrc::protocol::ProtocolVersion;
 use rsrc_testkit::Peer;
 use serde_json::{Value, json};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
-fn spawn(args: &[&str]) -> (Child, Peer) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rsrc"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the rsrc binary starts");
-    let stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    (child, Peer::new(stdout, stdin))
-}
+mod common;
+use common::{spawn_stdio, status_kib};
 
 fn create_db(path: &Path, sql: &str) {
     let conn = rusqlite::Connection::open(path).unwrap();
@@ -72,7 +61,7 @@ async fn databases_are_served_beside_directories_under_their_names() {
     let shop_arg = format!("sqlite:{}", shop.display());
     let other_arg = format!("archive=sqlite:{}", other.display());
     let docs_arg = docs.path().display().to_string();
-    let (child, mut peer) = spawn(&["serve", &shop_arg, &other_arg, &docs_arg]);
+    let (child, mut peer) = spawn_stdio(&["serve", &shop_arg, &other_arg, &docs_arg]);
     let init = peer.initialize(ProtocolVersion::V2025_11_25).await;
     assert_eq!(init["capabilities"]["resources"]["subscribe"], true);
     assert_eq!(init["capabilities"]["resources"]["listChanged"], true);
@@ -156,7 +145,7 @@ async fn databases_are_served_beside_directories_under_their_names() {
 
 #[tokio::test]
 async fn the_embedded_default_serves_the_sample_database_too() {
-    let (child, mut peer) = spawn(&["serve"]);
+    let (child, mut peer) = spawn_stdio(&["serve"]);
     peer.initialize(ProtocolVersion::V2025_06_18).await;
     let all = peer.request("resources/list", json!({})).await;
     let listed = uris(&all);
@@ -243,7 +232,7 @@ async fn a_commit_by_another_program_reaches_a_subscriber() {
          INSERT INTO counters VALUES ('visits', 0);",
     );
     let arg = format!("sqlite:{}", path.display());
-    let (child, mut peer) = spawn(&["serve", &arg, "--db-poll", "50ms"]);
+    let (child, mut peer) = spawn_stdio(&["serve", &arg, "--db-poll", "50ms"]);
     peer.initialize(ProtocolVersion::V2025_11_25).await;
     let ok = peer
         .request(
@@ -284,15 +273,6 @@ async fn a_commit_by_another_program_reaches_a_subscriber() {
     stop(child, peer).await;
 }
 
-fn status_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|rest| rest.trim().trim_end_matches(" kB").trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
-}
-
 /// A 100,000-row table of ~60 MB is listed through every page; the server's peak memory
 /// stays within a bound far below the table's size: pages are read by keyset from the
 /// index, never the whole table.
@@ -313,7 +293,7 @@ async fn listing_100k_rows_keeps_server_memory_bounded() {
     );
     assert!(std::fs::metadata(&path).unwrap().len() > 60_000_000);
     let arg = format!("sqlite:{}", path.display());
-    let (child, mut peer) = spawn(&["serve", &arg]);
+    let (child, mut peer) = spawn_stdio(&["serve", &arg]);
     peer.initialize(ProtocolVersion::V2025_11_25).await;
     let pid = child.id().unwrap();
     let first = peer

@@ -10,6 +10,9 @@ use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
 
+mod common;
+use common::spawn_stdio;
+
 fn rsrc(args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rsrc"));
     cmd.args(args)
@@ -18,13 +21,6 @@ fn rsrc(args: &[&str]) -> Command {
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     cmd
-}
-
-fn spawn(args: &[&str]) -> (Child, Peer) {
-    let mut child = rsrc(args).spawn().expect("the rsrc binary starts");
-    let stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    (child, Peer::new(stdout, stdin))
 }
 
 async fn exit_status(child: &mut Child) -> std::process::ExitStatus {
@@ -36,7 +32,7 @@ async fn exit_status(child: &mut Child) -> std::process::ExitStatus {
 
 #[tokio::test]
 async fn the_embedded_sample_is_served_on_stdio_in_both_eras() {
-    let (mut child, mut peer) = spawn(&["serve"]);
+    let (mut child, mut peer) = spawn_stdio(&["serve"]);
     peer.initialize(ProtocolVersion::V2025_06_18).await;
     let list = peer.request("resources/list", json!({})).await;
     let resources = list["result"]["resources"].as_array().unwrap();
@@ -75,7 +71,7 @@ async fn the_embedded_sample_is_served_on_stdio_in_both_eras() {
 
 #[tokio::test]
 async fn a_modern_request_first_is_served() {
-    let (mut child, mut peer) = spawn(&["serve"]);
+    let (mut child, mut peer) = spawn_stdio(&["serve"]);
     peer.speak(ProtocolVersion::V2026_07_28);
     let discover = peer.modern("server/discover", json!({})).await;
     assert_eq!(discover["result"]["supportedVersions"][0], "2026-07-28");
@@ -85,7 +81,7 @@ async fn a_modern_request_first_is_served() {
 
 #[tokio::test]
 async fn bad_input_gets_errors_and_the_stream_continues() {
-    let (mut child, mut peer) = spawn(&["serve", "--max-message", "1024"]);
+    let (mut child, mut peer) = spawn_stdio(&["serve", "--max-message", "1024"]);
     peer.initialize(ProtocolVersion::V2025_11_25).await;
     peer.send_raw(b"this is not json\n").await;
     let e = peer.recv().await;

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use rsrc::protocol::ProtocolVersion;
 use rsrc_providers::fs::{FsConfig, FsProvider};
 use rsrc_testkit::Peer;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use common::{peer_for, server_for, write};
+use common::{list_changes, peer_for, server_for, updates, write};
 
 /// Long enough for the window (50 ms) and the watcher's start.
 const SETTLE: Duration = Duration::from_millis(400);
@@ -23,32 +23,6 @@ async fn watched(root: &Path) -> (rsrc::Server, Peer) {
     // The watcher places its watches on a thread of its own.
     tokio::time::sleep(Duration::from_millis(200)).await;
     (server, peer)
-}
-
-/// Every notification that arrives within `wait`.
-async fn drain(peer: &mut Peer, wait: Duration) -> Vec<Value> {
-    let mut got = peer.take_notifications();
-    let deadline = tokio::time::Instant::now() + wait;
-    loop {
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        match peer.try_recv(left).await {
-            Ok(Some(m)) => got.push(m),
-            _ => return got,
-        }
-    }
-}
-
-fn updates(msgs: &[Value]) -> Vec<String> {
-    msgs.iter()
-        .filter(|m| m["method"] == "notifications/resources/updated")
-        .map(|m| m["params"]["uri"].as_str().unwrap().to_owned())
-        .collect()
-}
-
-fn list_changes(msgs: &[Value]) -> usize {
-    msgs.iter()
-        .filter(|m| m["method"] == "notifications/resources/list_changed")
-        .count()
 }
 
 #[tokio::test]
@@ -65,12 +39,12 @@ async fn a_burst_of_writes_gives_one_update() {
     for i in 0..30 {
         std::fs::write(dir.path().join("notes/a.md"), format!("{i}")).unwrap();
     }
-    let got = drain(&mut peer, SETTLE).await;
+    let got = peer.drain(SETTLE).await;
     assert_eq!(updates(&got), ["file:///notes/a.md"], "{got:?}");
     assert_eq!(list_changes(&got), 0, "a write changes no list");
     // A second burst later is a second update.
     std::fs::write(dir.path().join("notes/a.md"), "again").unwrap();
-    let got = drain(&mut peer, SETTLE).await;
+    let got = peer.drain(SETTLE).await;
     assert_eq!(updates(&got), ["file:///notes/a.md"]);
 }
 
@@ -103,7 +77,7 @@ async fn creating_deleting_and_renaming_change_the_list() {
         ),
     ] {
         change();
-        let got = drain(&mut peer, SETTLE).await;
+        let got = peer.drain(SETTLE).await;
         assert_eq!(list_changes(&got), 1, "{what}: {got:?}");
     }
 }
@@ -120,7 +94,7 @@ async fn a_subscribed_collection_hears_of_its_direct_children() {
     assert_eq!(ok["result"], json!({}));
     write(dir.path(), "docs/new.md", "n");
     std::fs::write(dir.path().join("docs/a.md"), "changed").unwrap();
-    let got = drain(&mut peer, SETTLE).await;
+    let got = peer.drain(SETTLE).await;
     assert_eq!(
         updates(&got),
         ["file:///docs"],
@@ -128,7 +102,7 @@ async fn a_subscribed_collection_hears_of_its_direct_children() {
     );
     // A grandchild's change is its own directory's, not this one's.
     std::fs::write(dir.path().join("docs/deeper/b.md"), "changed").unwrap();
-    let got = drain(&mut peer, SETTLE).await;
+    let got = peer.drain(SETTLE).await;
     assert!(updates(&got).is_empty(), "{got:?}");
 }
 
@@ -147,10 +121,10 @@ async fn hidden_ignored_and_out_of_root_files_make_no_notifications() {
     write(dir.path(), "build/more.o", "o");
     write(outside.path(), "secret.txt", "changed");
     write(outside.path(), "another.txt", "new");
-    let got = drain(&mut peer, SETTLE).await;
+    let got = peer.drain(SETTLE).await;
     assert!(got.is_empty(), "{got:?}");
     write(dir.path(), "visible.txt", "changed");
-    let got = drain(&mut peer, SETTLE).await;
+    let got = peer.drain(SETTLE).await;
     assert_eq!(list_changes(&got), 0);
 }
 
@@ -208,7 +182,7 @@ async fn a_2026_listen_stream_hears_of_list_changes_and_its_files() {
     );
     std::fs::write(dir.path().join("a.txt"), "changed").unwrap();
     write(dir.path(), "b.txt", "new");
-    let got = drain(&mut peer, SETTLE).await;
+    let got = peer.drain(SETTLE).await;
     assert_eq!(updates(&got), ["file:///a.txt"], "{got:?}");
     assert_eq!(list_changes(&got), 1);
     for m in &got {

@@ -20,7 +20,7 @@ use rsrc_providers::git::{GitConfig, GitProvider, META_KEY, PREFIX};
 use rsrc_testkit::Peer;
 use serde_json::{Value, json};
 
-use common::{is_not_found, peer_for, read, walk};
+use common::{is_not_found, list_changes, peer_for, read, updates, walk};
 use gitrepo::{FIRST_COMMIT_TIME, Fixture, Item, SECRET};
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01";
@@ -705,34 +705,6 @@ fn polling() -> GitConfig {
     }
 }
 
-async fn drain(peer: &mut Peer, wait: Duration) -> Vec<Value> {
-    let mut got = peer.take_notifications();
-    let deadline = tokio::time::Instant::now() + wait;
-    loop {
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        match peer.try_recv(left).await {
-            Ok(Some(m)) => got.push(m),
-            _ => return got,
-        }
-    }
-}
-
-fn updates(msgs: &[Value]) -> Vec<String> {
-    let mut u: Vec<String> = msgs
-        .iter()
-        .filter(|m| m["method"] == "notifications/resources/updated")
-        .map(|m| m["params"]["uri"].as_str().unwrap().to_owned())
-        .collect();
-    u.sort();
-    u
-}
-
-fn list_changes(msgs: &[Value]) -> usize {
-    msgs.iter()
-        .filter(|m| m["method"] == "notifications/resources/list_changed")
-        .count()
-}
-
 async fn subscribe(peer: &mut Peer, uri: &str) {
     let ok = peer
         .request("resources/subscribe", json!({"uri": uri}))
@@ -771,7 +743,7 @@ async fn a_moving_ref_updates_the_ref_and_the_subscribed_files_it_changed_only()
     ] {
         subscribe(&mut peer, uri).await;
     }
-    let unchanged = drain(&mut peer, SETTLE).await;
+    let unchanged = peer.drain(SETTLE).await;
     assert_eq!(
         updates(&unchanged),
         Vec::<String>::new(),
@@ -786,7 +758,7 @@ async fn a_moving_ref_updates_the_ref_and_the_subscribed_files_it_changed_only()
             Item::File("dir/inner.txt", b"inner"),
         ],
     );
-    let got = drain(&mut peer, SETTLE).await;
+    let got = peer.drain(SETTLE).await;
     assert_eq!(
         updates(&got),
         ["git:///main", "git:///main/changed.txt"],
@@ -805,7 +777,7 @@ async fn a_moving_ref_updates_the_ref_and_the_subscribed_files_it_changed_only()
             Item::File("dir/inner.txt", b"inner, changed"),
         ],
     );
-    let got = drain(&mut peer, SETTLE).await;
+    let got = peer.drain(SETTLE).await;
     assert_eq!(updates(&got), ["git:///main", "git:///main/dir"], "{got:?}");
 }
 
@@ -817,13 +789,13 @@ async fn creating_and_deleting_a_branch_changes_the_list() {
     assert!(caps.get("result").is_some());
     subscribe(&mut peer, "git:///").await;
     f.set_ref("refs/heads/new", first);
-    let got = drain(&mut peer, SETTLE).await;
+    let got = peer.drain(SETTLE).await;
     assert_eq!(list_changes(&got), 1, "{got:?}");
     assert_eq!(updates(&got), ["git:///"]);
     let refs = uris(&list(&mut peer, "git:///").await);
     assert!(refs.contains(&"git:///new".to_owned()));
     f.delete_ref("refs/heads/new");
-    let got = drain(&mut peer, SETTLE).await;
+    let got = peer.drain(SETTLE).await;
     assert_eq!(list_changes(&got), 1, "{got:?}");
     let refs = uris(&list(&mut peer, "git:///").await);
     assert!(!refs.contains(&"git:///new".to_owned()));
@@ -836,7 +808,7 @@ async fn a_new_tag_shadowing_a_subscribed_branch_name_updates_it() {
     subscribe(&mut peer, "git:///main/README.md").await;
     subscribe(&mut peer, "git:///heads%2Fmain/README.md").await;
     f.set_ref("refs/tags/main", first);
-    let got = drain(&mut peer, SETTLE).await;
+    let got = peer.drain(SETTLE).await;
     assert_eq!(
         updates(&got),
         ["git:///main/README.md"],
@@ -862,7 +834,7 @@ async fn the_2026_listen_stream_hears_a_ref_move() {
         json!(["git:///main/a.txt"])
     );
     f.commit("main", "two", &[Item::File("a.txt", b"2")]);
-    let got = drain(&mut peer, SETTLE).await;
+    let got = peer.drain(SETTLE).await;
     assert_eq!(updates(&got), ["git:///main/a.txt"], "{got:?}");
     for m in &got {
         assert_eq!(
@@ -909,7 +881,7 @@ async fn packed_refs_are_served_and_their_moves_noticed() {
     // A later write of the file gets a new modification time.
     tokio::time::sleep(Duration::from_millis(20)).await;
     packed(second);
-    let got = drain(&mut peer, SETTLE).await;
+    let got = peer.drain(SETTLE).await;
     assert_eq!(updates(&got), ["git:///packed/README.md"], "{got:?}");
     let new = read(&mut peer, "git:///packed/README.md").await;
     assert_eq!(text_of(&new), "# Project v2\n");

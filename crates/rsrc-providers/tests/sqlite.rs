@@ -17,7 +17,7 @@ use rsrc::protocol::ProtocolVersion;
 use rsrc_providers::db::sqlite::{SqliteConfig, SqliteProvider, SqliteSource};
 use serde_json::{Value, json};
 
-use common::{is_not_found, read, walk};
+use common::{is_not_found, list_changes, read, updates, walk};
 use db::{create_db, peer_for, serve, serve_with, server_for, shop, writer};
 
 fn contents(resp: &Value) -> &Vec<Value> {
@@ -684,34 +684,6 @@ async fn completion_offers_databases_tables_and_keys_by_prefix() {
     );
 }
 
-async fn drain(peer: &mut rsrc_testkit::Peer, wait: Duration) -> Vec<Value> {
-    let mut got = peer.take_notifications();
-    let deadline = tokio::time::Instant::now() + wait;
-    loop {
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        match peer.try_recv(left).await {
-            Ok(Some(m)) => got.push(m),
-            _ => return got,
-        }
-    }
-}
-
-fn updates(msgs: &[Value]) -> Vec<String> {
-    let mut u: Vec<String> = msgs
-        .iter()
-        .filter(|m| m["method"] == "notifications/resources/updated")
-        .map(|m| m["params"]["uri"].as_str().unwrap().to_owned())
-        .collect();
-    u.sort();
-    u
-}
-
-fn list_changes(msgs: &[Value]) -> usize {
-    msgs.iter()
-        .filter(|m| m["method"] == "notifications/resources/list_changed")
-        .count()
-}
-
 #[tokio::test]
 async fn a_commit_by_another_connection_updates_changed_subscriptions_and_the_list() {
     let dir = tempfile::tempdir().unwrap();
@@ -738,7 +710,7 @@ async fn a_commit_by_another_connection_updates_changed_subscriptions_and_the_li
     w.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
     w.execute("UPDATE authors SET name = 'Ursula K.' WHERE id = 1", [])
         .unwrap();
-    let got = drain(&mut peer, Duration::from_millis(600)).await;
+    let got = peer.drain(Duration::from_millis(600)).await;
     assert_eq!(
         updates(&got),
         ["db://shop/authors", "db://shop/authors/1"],
@@ -750,7 +722,7 @@ async fn a_commit_by_another_connection_updates_changed_subscriptions_and_the_li
         "DELETE FROM authors WHERE id = 2; CREATE TABLE extra (id INTEGER PRIMARY KEY);",
     )
     .unwrap();
-    let got = drain(&mut peer, Duration::from_millis(600)).await;
+    let got = peer.drain(Duration::from_millis(600)).await;
     assert_eq!(
         updates(&got),
         ["db://shop", "db://shop/authors", "db://shop/authors/2"],
@@ -762,7 +734,7 @@ async fn a_commit_by_another_connection_updates_changed_subscriptions_and_the_li
         .await;
     assert_eq!(extra["result"]["resource"]["resourceType"], "collection");
     // Nothing changes, nothing is said.
-    let got = drain(&mut peer, Duration::from_millis(300)).await;
+    let got = peer.drain(Duration::from_millis(300)).await;
     assert!(got.is_empty(), "{got:?}");
 }
 

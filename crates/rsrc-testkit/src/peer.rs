@@ -195,6 +195,19 @@ impl Peer {
         self.notifications.drain(..).collect()
     }
 
+    /// The notifications kept so far, then every message that arrives within `wait`.
+    pub async fn drain(&mut self, wait: Duration) -> Vec<Value> {
+        let mut got = self.take_notifications();
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match self.try_recv(left).await {
+                Ok(Some(m)) => got.push(m),
+                _ => return got,
+            }
+        }
+    }
+
     /// Performs the legacy handshake for `version` and switches validation to the
     /// negotiated revision. Returns the `initialize` result.
     pub async fn initialize(&mut self, version: ProtocolVersion) -> Value {

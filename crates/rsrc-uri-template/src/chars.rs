@@ -37,6 +37,11 @@ pub(crate) fn is_reserved(b: u8) -> bool {
     )
 }
 
+/// A byte RFC 3986 allows unencoded anywhere in a URI: `unreserved / reserved`.
+pub fn is_uri_char(b: u8) -> bool {
+    is_unreserved(b) || is_reserved(b)
+}
+
 /// ASCII characters allowed in a template literal (RFC 6570 section 2.1), `%` excluded
 /// (it is checked as part of a pct-encoded triplet).
 pub(crate) fn is_literal_ascii(b: u8) -> bool {

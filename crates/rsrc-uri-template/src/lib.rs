@@ -136,6 +136,7 @@ mod value;
 use std::fmt;
 use std::sync::Arc;
 
+pub use chars::is_uri_char;
 pub use expand::ExpandError;
 #[doc(hidden)]
 pub use fuzz::fuzz_check;

@@ -6,6 +6,8 @@
 //! configured length. Providers still check what the URI *means*; this only guarantees
 //! they receive a well-formed string.
 
+use rsrc_uri_template::is_uri_char;
+
 /// Checks `uri`; the error says what is wrong.
 pub(crate) fn validate(uri: &str, max_len: usize) -> Result<(), String> {
     if uri.is_empty() {
@@ -51,35 +53,6 @@ pub(crate) fn validate(uri: &str, max_len: usize) -> Result<(), String> {
         i += 1;
     }
     Ok(())
-}
-
-/// Unreserved, gen-delims and sub-delims of RFC 3986.
-fn is_uri_char(b: u8) -> bool {
-    b.is_ascii_alphanumeric()
-        || matches!(
-            b,
-            b'-' | b'.'
-                | b'_'
-                | b'~'
-                | b':'
-                | b'/'
-                | b'?'
-                | b'#'
-                | b'['
-                | b']'
-                | b'@'
-                | b'!'
-                | b'$'
-                | b'&'
-                | b'\''
-                | b'('
-                | b')'
-                | b'*'
-                | b'+'
-                | b','
-                | b';'
-                | b'='
-        )
 }
 
 #[cfg(test)]

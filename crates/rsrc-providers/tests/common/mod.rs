@@ -76,3 +76,21 @@ pub async fn walk(peer: &mut Peer, params: Value) -> Vec<String> {
         }
     }
 }
+
+/// The URIs of the `resources/updated` notifications among `msgs`, sorted.
+pub fn updates(msgs: &[Value]) -> Vec<String> {
+    let mut u: Vec<String> = msgs
+        .iter()
+        .filter(|m| m["method"] == "notifications/resources/updated")
+        .map(|m| m["params"]["uri"].as_str().unwrap().to_owned())
+        .collect();
+    u.sort();
+    u
+}
+
+/// How many `resources/list_changed` notifications are among `msgs`.
+pub fn list_changes(msgs: &[Value]) -> usize {
+    msgs.iter()
+        .filter(|m| m["method"] == "notifications/resources/list_changed")
+        .count()
+}
