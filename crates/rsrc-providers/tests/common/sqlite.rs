@@ -8,6 +8,7 @@ use rsrc::Server;
 use rsrc_providers::db::PREFIX;
 use rsrc_providers::db::sqlite::{SqliteConfig, SqliteProvider};
 use rsrc_testkit::Peer;
+use serde_json::Value;
 
 /// The shop: every kind of table the provider distinguishes.
 pub const SHOP: &str = r#"
@@ -79,4 +80,16 @@ pub fn writer(path: &Path) -> rusqlite::Connection {
     conn.busy_timeout(std::time::Duration::from_secs(5))
         .unwrap();
     conn
+}
+
+/// The `contents` of a `resources/read` answer.
+pub fn contents(resp: &Value) -> &Vec<Value> {
+    resp["result"]["contents"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no contents: {resp}"))
+}
+
+/// The JSON a text entry holds.
+pub fn text_json(entry: &Value) -> Value {
+    serde_json::from_str(entry["text"].as_str().unwrap()).unwrap()
 }
