@@ -1,0 +1,287 @@
+//! Streamable HTTP over real loopback sockets: the defences (Host and Origin allowlists,
+//! content type, Accept, body size, slow and idle connections) and authentication
+//! (static bearer tokens, JWTs). Every JSON-RPC message the server sends is validated
+//! against the official schema by the `HttpPeer`.
+
+mod common;
+#[path = "common/http.rs"]
+mod harness;
+
+use std::time::Duration;
+
+use rsrc::transport::http::{AuthConfig, HttpConfig, JwtVerifier, TokenVerifier};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use harness::{INIT, standard, start};
+
+// ----- defences -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_and_origin_are_checked_against_the_allowlists() {
+    let srv = start(HttpConfig::default()).await;
+    let peer = srv.peer();
+    let host = peer.host();
+    let port = srv.addr.port();
+    let localhost = format!("localhost:{port}");
+    let good_origin = format!("http://localhost:{port}");
+    let wrong_port = format!("localhost:{}", port + 1);
+    let cases: Vec<(Vec<(&str, &str)>, u16)> = vec![
+        (standard(&host), 200),
+        (standard(&localhost), 200),
+        (standard("evil.example.com"), 403),
+        (standard(&wrong_port), 403),
+        (
+            [standard(&host), vec![("origin", "http://evil.example.com")]].concat(),
+            403,
+        ),
+        ([standard(&host), vec![("origin", "null")]].concat(), 403),
+        (
+            [standard(&host), vec![("origin", good_origin.as_str())]].concat(),
+            200,
+        ),
+    ];
+    for (h, status) in cases {
+        let res = peer.send("POST", &h, INIT.as_bytes()).await;
+        assert_eq!(res.status, status, "{h:?}");
+        if status == 403 {
+            assert!(res.header("mcp-session-id").is_none());
+        }
+    }
+    // No Host at all: only a raw request can leave it out.
+    let mut tcp = TcpStream::connect(srv.addr).await.unwrap();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{INIT}",
+        INIT.len()
+    );
+    tcp.write_all(req.as_bytes()).await.unwrap();
+    let mut out = String::new();
+    tcp.read_to_string(&mut out).await.unwrap();
+    assert!(out.starts_with("HTTP/1.1 400"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn content_type_accept_and_body_size_are_enforced() {
+    let srv = start(HttpConfig {
+        max_body: 1024,
+        ..HttpConfig::default()
+    })
+    .await;
+    let peer = srv.peer();
+    let host = peer.host();
+    let json_ct = ("content-type", "application/json");
+    let both = ("accept", "application/json, text/event-stream");
+    let cases: Vec<(Vec<(&str, &str)>, u16)> = vec![
+        (
+            vec![("host", &host), ("content-type", "text/plain"), both],
+            415,
+        ),
+        (vec![("host", &host), both], 415),
+        (
+            vec![("host", &host), json_ct, ("accept", "application/json")],
+            406,
+        ),
+        (vec![("host", &host), json_ct, ("accept", "text/html")], 406),
+        (vec![("host", &host), json_ct, ("accept", "*/*")], 200),
+    ];
+    for (h, status) in cases {
+        let res = peer.send("POST", &h, INIT.as_bytes()).await;
+        assert_eq!(res.status, status, "{h:?}");
+    }
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(4096)
+    );
+    let res = peer.send("POST", &standard(&host), big.as_bytes()).await;
+    assert_eq!(res.status, 413, "declared length");
+    // Chunked, without a declared length: refused while streaming.
+    let mut tcp = TcpStream::connect(srv.addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    );
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    let chunk = "y".repeat(512);
+    let mut out = Vec::new();
+    for _ in 0..8 {
+        let piece = format!("{:x}\r\n{chunk}\r\n", chunk.len());
+        if tcp.write_all(piece.as_bytes()).await.is_err() {
+            break;
+        }
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(5), tcp.read_to_end(&mut out)).await;
+    let out = String::from_utf8_lossy(&out);
+    assert!(out.starts_with("HTTP/1.1 413"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_headers_and_idle_connections_are_closed() {
+    let srv = start(HttpConfig {
+        header_read_timeout: Duration::from_millis(300),
+        ..HttpConfig::default()
+    })
+    .await;
+    // Headers that never finish.
+    let mut slow = TcpStream::connect(srv.addr).await.unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nhost: x\r\n")
+        .await
+        .unwrap();
+    let mut buf = Vec::new();
+    let closed = tokio::time::timeout(Duration::from_secs(5), slow.read_to_end(&mut buf)).await;
+    assert!(closed.is_ok(), "the server closed the connection");
+    // A keep-alive connection left idle after a request.
+    let mut idle = TcpStream::connect(srv.addr).await.unwrap();
+    let host = srv.addr.to_string();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n{INIT}",
+        INIT.len()
+    );
+    idle.write_all(req.as_bytes()).await.unwrap();
+    let mut buf = Vec::new();
+    let closed = tokio::time::timeout(Duration::from_secs(5), idle.read_to_end(&mut buf)).await;
+    assert!(closed.is_ok(), "the idle connection was closed");
+    assert!(String::from_utf8_lossy(&buf).starts_with("HTTP/1.1 200"));
+}
+
+// ----- authentication -----
+
+fn token_auth(addr_hint: &str) -> AuthConfig {
+    AuthConfig::new(
+        TokenVerifier::Static("s3cret-token".into()),
+        format!("http://{addr_hint}/mcp"),
+    )
+    .authorization_server("https://auth.example.com")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_static_bearer_token_is_required_when_configured() {
+    let srv = start(HttpConfig {
+        auth: Some(token_auth("mcp.example.com")),
+        ..HttpConfig::default()
+    })
+    .await;
+    let peer = srv.peer();
+    let host = peer.host();
+    let res = peer.send("POST", &standard(&host), INIT.as_bytes()).await;
+    assert_eq!(res.status, 401);
+    let challenge = res.header("www-authenticate").unwrap();
+    assert_eq!(
+        challenge,
+        "Bearer resource_metadata=\"http://mcp.example.com/.well-known/oauth-protected-resource/mcp\""
+    );
+    assert!(res.header("mcp-session-id").is_none());
+    let wrong = [standard(&host), vec![("authorization", "Bearer nope")]].concat();
+    let res = peer.send("POST", &wrong, INIT.as_bytes()).await;
+    assert_eq!(res.status, 401);
+    assert!(
+        res.header("www-authenticate")
+            .unwrap()
+            .contains("error=\"invalid_token\"")
+    );
+    let right = [
+        standard(&host),
+        vec![("authorization", "Bearer s3cret-token")],
+    ]
+    .concat();
+    let res = peer.send("POST", &right, INIT.as_bytes()).await;
+    assert_eq!(res.status, 200);
+    // A token in the query string is refused, even the right one.
+    let mut tcp = TcpStream::connect(srv.addr).await.unwrap();
+    let req = format!(
+        "POST /mcp?access_token=s3cret-token HTTP/1.1\r\nhost: {host}\r\nauthorization: Bearer s3cret-token\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{INIT}",
+        INIT.len()
+    );
+    tcp.write_all(req.as_bytes()).await.unwrap();
+    let mut out = String::new();
+    tcp.read_to_string(&mut out).await.unwrap();
+    assert!(out.starts_with("HTTP/1.1 400"), "{out}");
+    // The metadata says where tokens come from.
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let mut tcp = TcpStream::connect(srv.addr).await.unwrap();
+        let req = format!("GET {path} HTTP/1.1\r\nhost: {host}\r\nconnection: close\r\n\r\n");
+        tcp.write_all(req.as_bytes()).await.unwrap();
+        let mut out = String::new();
+        tcp.read_to_string(&mut out).await.unwrap();
+        assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+        let body: Value = serde_json::from_str(out.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+        assert_eq!(body["resource"], "http://mcp.example.com/mcp");
+        assert_eq!(body["authorization_servers"][0], "https://auth.example.com");
+        assert_eq!(body["bearer_methods_supported"][0], "header");
+    }
+}
+
+fn jwt(claims: &Value, secret: &[u8]) -> String {
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        claims,
+        &jsonwebtoken::EncodingKey::from_secret(secret),
+    )
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jwts_are_checked_for_signature_expiry_and_audience() {
+    let resource = "https://mcp.example.com/mcp";
+    let srv = start(HttpConfig {
+        auth: Some(AuthConfig::new(
+            TokenVerifier::Jwt(JwtVerifier::hmac(b"key-one")),
+            resource,
+        )),
+        ..HttpConfig::default()
+    })
+    .await;
+    let peer = srv.peer();
+    let host = peer.host();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let cases = [
+        (
+            jwt(&json!({"aud": resource, "exp": now + 600}), b"key-one"),
+            200,
+            "",
+        ),
+        (
+            jwt(&json!({"aud": resource, "exp": now - 600}), b"key-one"),
+            401,
+            "expired",
+        ),
+        (
+            jwt(
+                &json!({"aud": "https://other/mcp", "exp": now + 600}),
+                b"key-one",
+            ),
+            401,
+            "not for this resource",
+        ),
+        (
+            jwt(&json!({"aud": resource, "exp": now + 600}), b"key-two"),
+            401,
+            "not valid",
+        ),
+        (jwt(&json!({"aud": resource}), b"key-one"), 401, "exp"),
+        (jwt(&json!({"exp": now + 600}), b"key-one"), 401, "aud"),
+        (
+            jwt(&json!({"aud": 5, "exp": now + 600}), b"key-one"),
+            401,
+            "aud",
+        ),
+    ];
+    for (token, status, why) in cases {
+        let auth = format!("Bearer {token}");
+        let h = [standard(&host), vec![("authorization", auth.as_str())]].concat();
+        let res = peer.send("POST", &h, INIT.as_bytes()).await;
+        assert_eq!(res.status, status, "{why}");
+        if status == 401 {
+            let challenge = res.header("www-authenticate").unwrap();
+            assert!(
+                challenge.contains("invalid_token") && challenge.contains(why),
+                "{challenge}"
+            );
+        }
+    }
+}
