@@ -517,6 +517,31 @@ async fn a_pdf_also_reads_as_extracted_text_with_its_own_size() {
 }
 
 #[tokio::test]
+async fn a_served_directory_declares_the_completions_it_answers() {
+    // The file template completes paths, so a client that honours capabilities must be
+    // told it may ask (it once was not).
+    let dir = sample_tree();
+    let provider = FsProvider::single(dir.path(), FsConfig::default()).unwrap();
+    let server = server_for(provider, 1000);
+    let (r, w) = tokio::io::split(rsrc::transport::serve_in_memory(
+        &server,
+        rsrc::transport::StreamConfig::default(),
+    ));
+    let mut peer = rsrc_testkit::Peer::new(r, w);
+    let init = peer
+        .initialize(rsrc::protocol::ProtocolVersion::V2025_11_25)
+        .await;
+    assert_eq!(init["capabilities"]["completions"], json!({}), "{init}");
+    peer.speak(rsrc::protocol::ProtocolVersion::V2026_07_28);
+    let discover = peer.modern("server/discover", json!({})).await;
+    assert_eq!(
+        discover["result"]["capabilities"]["completions"],
+        json!({}),
+        "{discover}"
+    );
+}
+
+#[tokio::test]
 async fn the_file_template_is_listed_and_completes_path_segments() {
     let dir = sample_tree();
     write(dir.path(), ".secret/key", "x");

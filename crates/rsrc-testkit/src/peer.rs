@@ -164,6 +164,26 @@ impl Peer {
         self.response_to(&json!(id)).await
     }
 
+    /// Starts speaking `v`: the `initialize` handshake for a legacy revision; for
+    /// 2026-07-28 nothing, since each request carries its revision.
+    pub async fn begin(&mut self, v: ProtocolVersion) {
+        if v.is_modern() {
+            self.speak(v);
+        } else {
+            self.initialize(v).await;
+        }
+    }
+
+    /// A request in the peer's revision: [`Peer::modern`] on 2026-07-28, else
+    /// [`Peer::request`].
+    pub async fn call(&mut self, method: &str, params: Value) -> Value {
+        if self.revision.is_modern() {
+            self.modern(method, params).await
+        } else {
+            self.request(method, params).await
+        }
+    }
+
     /// A 2026-07-28 request: `params` gets the modern `_meta`.
     pub async fn modern(&mut self, method: &str, mut params: Value) -> Value {
         if params.is_null() {

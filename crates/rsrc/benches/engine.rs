@@ -1,5 +1,6 @@
-//! decode → dispatch → provider → encode, in process, for a small read and for a
-//! 1,000-entry list page, next to the serde_json floor for the same bytes.
+//! decode → dispatch → provider → encode, in process, for a small read (static, and served
+//! from the read cache) and for a 1,000-entry list page, next to the serde_json floor for
+//! the same bytes.
 //!
 //! Run: `cargo bench -p rsrc --bench engine`.
 
@@ -8,7 +9,10 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_util::FutureExt as _;
-use rsrc::protocol::{ProtocolVersion, Resource};
+use std::time::Duration;
+
+use rsrc::declare::{IntoContent, Options, Resources};
+use rsrc::protocol::{ProtocolVersion, Resource, ResourceTemplate};
 use rsrc::server::{Handled, Session};
 use rsrc::{Notifier, ResourceSet, Server};
 use serde::Serialize;
@@ -33,8 +37,16 @@ fn server() -> Server {
             small_text(i),
         );
     }
+    // The same text behind a template whose reads are cached for an hour: after the first
+    // read, every read is a cache hit.
+    let cached = Resources::new(()).template(
+        ResourceTemplate::new("cached:///{name}", "cached").with_mime_type("text/plain"),
+        Options::new().cache(Duration::from_secs(3600)),
+        |_, _, _| async { small_text(4217).into_content() },
+    );
     Server::builder("bench", "0")
         .mount("file:///", set)
+        .mount("cached:", cached)
         .build()
         .unwrap()
 }
@@ -116,6 +128,12 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("engine");
     g.bench_function("read_small_2025_11_25", |b| {
         b.iter(|| turn(&server, &legacy, black_box(read), &mut out));
+    });
+    let cached_read = br#"{"jsonrpc":"2.0","id":17,"method":"resources/read","params":{"uri":"cached:///f04217.txt"}}"#;
+    turn(&server, &legacy, cached_read, &mut out);
+    assert!(out.windows(9).any(|w| w == b"file 4217"), "a cached read");
+    g.bench_function("read_cached_2025_11_25", |b| {
+        b.iter(|| turn(&server, &legacy, black_box(cached_read), &mut out));
     });
     g.bench_function("read_small_2026_07_28", |b| {
         b.iter(|| turn(&server, &modern, black_box(modern_read), &mut out));

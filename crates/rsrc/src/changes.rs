@@ -12,12 +12,13 @@
 //! - Publishing never blocks: a change goes into each listener's outbox, which holds each
 //!   URI at most once; a task per listener delivers the outbox when its transport has
 //!   room, so a slow consumer receives the latest state rather than a backlog.
+//! - Observers ([`ChangeFeed::on_change`]) see a change before any listener does.
 //! - Locks: the hub's before a listener's, never the reverse; a listener's set and the
 //!   hub's entries change together.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, Weak};
 
 use rsrc_protocol::jsonrpc::RequestId;
 use rsrc_protocol::meta::NotificationMeta;
@@ -33,9 +34,45 @@ pub struct ChangeFeed {
     hub: Arc<Hub>,
 }
 
+/// A change as an observer sees it ([`ChangeFeed::on_change`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChangeEvent<'a> {
+    /// The resource at this URI changed.
+    Updated(&'a str),
+    /// The set of resources changed.
+    ListChanged,
+}
+
+type Observer = Arc<dyn Fn(ChangeEvent<'_>) + Send + Sync>;
+
 impl ChangeFeed {
+    /// Calls `observer` with every change published from now on, before any listener is
+    /// told of it: a cache that drops the entry of a changed URI there guarantees that a
+    /// client reacting to the notification reads fresh content. The observer runs on the
+    /// publisher's thread and must not block.
+    pub fn on_change(&self, observer: impl Fn(ChangeEvent<'_>) + Send + Sync + 'static) {
+        self.hub
+            .observers
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Arc::new(observer));
+    }
+
+    fn observe(&self, event: ChangeEvent<'_>) {
+        let observers = self
+            .hub
+            .observers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        for o in observers.iter() {
+            o(event);
+        }
+    }
+
     /// The resource at `uri` changed: its subscribers are told.
     pub fn updated(&self, uri: &str) {
+        self.observe(ChangeEvent::Updated(uri));
         for l in self.hub.listeners_of(uri) {
             l.send_updated(uri);
         }
@@ -43,6 +80,7 @@ impl ChangeFeed {
 
     /// The set of resources changed: listeners of list changes are told.
     pub fn list_changed(&self) {
+        self.observe(ChangeEvent::ListChanged);
         for l in self.hub.list_listeners() {
             l.send_list_changed();
         }
@@ -69,10 +107,20 @@ impl ChangeFeed {
 
 type Entries = Vec<(u64, Weak<Listener>)>;
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Hub {
     state: Mutex<HubState>,
     next_id: AtomicU64,
+    /// Called with every change before the listeners ([`ChangeFeed::on_change`]).
+    observers: RwLock<Vec<Observer>>,
+}
+
+impl std::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hub")
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Default)]

@@ -73,7 +73,48 @@ impl ResourceError {
     pub fn internal(message: impl fmt::Display) -> Self {
         ResourceError::Internal(message.to_string())
     }
+
+    /// Names `uri` in an error raised without one (a handler's [`NotFound`], or `None`
+    /// where content was expected): the engine calls it with the URI of the request, so
+    /// every not-found on the wire carries `data.uri`.
+    pub(crate) fn at(self, uri: &str) -> Self {
+        match self {
+            ResourceError::NotFound { uri: u } if u.is_empty() => ResourceError::not_found(uri),
+            e => e,
+        }
+    }
 }
+
+/// "Nothing exists here", raised where the URI is not at hand (in a handler of the
+/// `#[resources]` macro, say): the engine fills in the URI of the request, so the client
+/// still gets `data.uri` and the not-found code of its revision.
+///
+/// ```
+/// # use rsrc::{NotFound, ResourceError};
+/// fn page(id: &str) -> Result<String, ResourceError> {
+///     if id != "abc123" {
+///         return Err(NotFound.into());
+///     }
+///     Ok("Project Roadmap".into())
+/// }
+/// # assert!(page("x").is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NotFound;
+
+impl From<NotFound> for ResourceError {
+    fn from(_: NotFound) -> Self {
+        ResourceError::NotFound { uri: String::new() }
+    }
+}
+
+impl fmt::Display for NotFound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("resource not found")
+    }
+}
+
+impl std::error::Error for NotFound {}
 
 impl fmt::Display for ResourceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

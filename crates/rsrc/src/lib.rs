@@ -8,8 +8,9 @@
 //! happen on one task with no thread hop and no copy of the payload beyond the output
 //! buffer.
 //!
-//! - Implement [`Provider`] (or declare resources with [`ResourceSet`]) and mount it on a
-//!   [`Server`] by URI prefix.
+//! - Declare resources as the methods of a type with [`resources`] (the macro), with
+//!   [`declare::Resources`] by hand, or as data with [`ResourceSet`]; or implement
+//!   [`Provider`]. Mount it on a [`Server`] by URI prefix.
 //! - Serve it with [`transport::serve_stdio`], [`transport::serve_stream`] or
 //!   [`transport::serve_in_memory`].
 //! - Talk to any MCP server with [`client::Client`].
@@ -18,10 +19,12 @@
 //! cursor size, page size, requests in flight, queued notifications); no input panics the
 //! server, and a panicking provider fails only its own request.
 
+mod cache;
 mod changes;
 pub mod client;
 mod context;
 mod cursor;
+pub mod declare;
 mod error;
 mod extension;
 mod provider;
@@ -31,14 +34,20 @@ mod template;
 pub mod transport;
 mod uri;
 
-pub use changes::ChangeFeed;
+pub use cache::{CacheLimits, CachePolicy, Cached, ReadCache};
+pub use changes::{ChangeEvent, ChangeFeed};
 pub use context::{NotificationSink, Notifier, RequestContext};
-pub use error::ResourceError;
+pub use error::{NotFound, ResourceError};
 pub use extension::PromptCompletion;
 pub use provider::{
-    BoxFuture, CompleteRequest, ListRequest, Listed, MAX_POSITION_BYTES, Page, Provider, ReadOutput,
+    BoxFuture, CompleteRequest, IntoProvider, ListRequest, Listed, MAX_POSITION_BYTES, Page,
+    Provider, ProviderCapabilities, ReadOutput,
 };
 pub use resource_set::{DEFAULT_COLLECTION_BUDGET, Representation, ResourceSet};
+/// Declares resources as the methods of one type; see [`declare`] and
+/// `docs/writing-resources.md`.
+#[cfg(feature = "macros")]
+pub use rsrc_macros::resources;
 pub use rsrc_protocol as protocol;
 pub use rsrc_uri_template as uri_template;
 pub use server::{BuildError, Router, Server, ServerBuilder, ServerConfig};

@@ -27,6 +27,59 @@ use crate::changes::ChangeFeed;
 use crate::context::RequestContext;
 use crate::error::ResourceError;
 
+/// What a provider offers beyond listing, reading and completing templates.
+///
+/// ```
+/// # use rsrc::ProviderCapabilities;
+/// let caps = ProviderCapabilities::default().with_subscribe(true).with_list_changed(true);
+/// assert!(caps.subscribe && caps.list_changed);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProviderCapabilities {
+    /// Clients may subscribe to this provider's resources: it publishes
+    /// [`ChangeFeed::updated`] when one changes.
+    pub subscribe: bool,
+    /// The provider publishes [`ChangeFeed::list_changed`].
+    pub list_changed: bool,
+}
+
+impl ProviderCapabilities {
+    /// Declares (or not) subscriptions.
+    #[must_use]
+    pub fn with_subscribe(mut self, yes: bool) -> Self {
+        self.subscribe = yes;
+        self
+    }
+
+    /// Declares (or not) list-change notifications.
+    #[must_use]
+    pub fn with_list_changed(mut self, yes: bool) -> Self {
+        self.list_changed = yes;
+        self
+    }
+}
+
+/// Something that becomes a [`Provider`] when mounted: every provider, and the types the
+/// `#[resources]` macro declares (which build a [`ResourceSet`](crate::ResourceSet) from
+/// their methods). A declaration that turns out invalid fails
+/// [`ServerBuilder::build`](crate::ServerBuilder::build).
+pub trait IntoProvider {
+    /// The provider it becomes.
+    type Provider: Provider;
+
+    /// Builds the provider.
+    fn into_provider(self) -> Result<Self::Provider, crate::declare::DeclareError>;
+}
+
+impl<P: Provider> IntoProvider for P {
+    type Provider = P;
+
+    fn into_provider(self) -> Result<P, crate::declare::DeclareError> {
+        Ok(self)
+    }
+}
+
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -177,12 +230,6 @@ pub trait Provider: Send + Sync + 'static {
         uri: &str,
     ) -> impl Future<Output = Result<ReadOutput, ResourceError>> + Send;
 
-    /// Whether [`Provider::complete`] offers values for some template variable; the server
-    /// declares the `completions` capability only if a provider does.
-    fn offers_completion(&self) -> bool {
-        false
-    }
-
     /// Completion values for a template variable. The default offers none.
     fn complete(
         &self,
@@ -193,17 +240,13 @@ pub trait Provider: Send + Sync + 'static {
         async { Ok(Completion::empty()) }
     }
 
-    /// Whether clients may subscribe to this provider's resources: it then publishes
-    /// [`ChangeFeed::updated`] when one changes. The server declares
-    /// `resources.subscribe` only if a provider does.
-    fn offers_subscriptions(&self) -> bool {
-        false
-    }
-
-    /// Whether this provider publishes [`ChangeFeed::list_changed`]; the server declares
-    /// `resources.listChanged` only if a provider does.
-    fn publishes_list_changes(&self) -> bool {
-        false
+    /// What this provider offers beyond listing and reading, in one description: the
+    /// server declares `resources.subscribe` and `resources.listChanged` from it.
+    /// Completion needs no declaration: every template can be completed (with no values,
+    /// unless [`Provider::complete`] offers some), so the server declares `completions`
+    /// whenever a provider serves a template.
+    fn capabilities(&self) -> ProviderCapabilities {
+        ProviderCapabilities::default()
     }
 
     /// Receives the server's change feed, once, when the server is built.
@@ -223,12 +266,12 @@ pub trait Provider: Send + Sync + 'static {
     }
 }
 
-/// The object-safe face of [`Provider`], used by the router.
+/// The object-safe face of [`Provider`], used by the router. It is also the one place
+/// where a not-found raised without a URI gets the URI of the request
+/// ([`ResourceError::at`]).
 pub(crate) trait DynProvider: Send + Sync {
     fn templates(&self) -> Vec<ResourceTemplate>;
-    fn offers_completion(&self) -> bool;
-    fn offers_subscriptions(&self) -> bool;
-    fn publishes_list_changes(&self) -> bool;
+    fn capabilities(&self) -> ProviderCapabilities;
     fn attach(&self, feed: ChangeFeed);
     fn subscribe<'a>(
         &'a self,
@@ -262,16 +305,8 @@ impl<P: Provider> DynProvider for P {
         Provider::templates(self)
     }
 
-    fn offers_completion(&self) -> bool {
-        Provider::offers_completion(self)
-    }
-
-    fn offers_subscriptions(&self) -> bool {
-        Provider::offers_subscriptions(self)
-    }
-
-    fn publishes_list_changes(&self) -> bool {
-        Provider::publishes_list_changes(self)
+    fn capabilities(&self) -> ProviderCapabilities {
+        Provider::capabilities(self)
     }
 
     fn attach(&self, feed: ChangeFeed) {
@@ -283,7 +318,11 @@ impl<P: Provider> DynProvider for P {
         ctx: &'a RequestContext,
         uri: &'a str,
     ) -> BoxFuture<'a, Result<(), ResourceError>> {
-        Box::pin(Provider::subscribe(self, ctx, uri))
+        Box::pin(async move {
+            Provider::subscribe(self, ctx, uri)
+                .await
+                .map_err(|e| e.at(uri))
+        })
     }
 
     fn list<'a>(
@@ -291,7 +330,12 @@ impl<P: Provider> DynProvider for P {
         ctx: &'a RequestContext,
         req: ListRequest<'a>,
     ) -> BoxFuture<'a, Result<Page, ResourceError>> {
-        Box::pin(Provider::list(self, ctx, req))
+        Box::pin(async move {
+            let parent = req.parent.unwrap_or_default();
+            Provider::list(self, ctx, req)
+                .await
+                .map_err(|e| e.at(parent))
+        })
     }
 
     fn metadata<'a>(
@@ -299,7 +343,11 @@ impl<P: Provider> DynProvider for P {
         ctx: &'a RequestContext,
         uri: &'a str,
     ) -> BoxFuture<'a, Result<Resource, ResourceError>> {
-        Box::pin(Provider::metadata(self, ctx, uri))
+        Box::pin(async move {
+            Provider::metadata(self, ctx, uri)
+                .await
+                .map_err(|e| e.at(uri))
+        })
     }
 
     fn read<'a>(
@@ -307,7 +355,7 @@ impl<P: Provider> DynProvider for P {
         ctx: &'a RequestContext,
         uri: &'a str,
     ) -> BoxFuture<'a, Result<ReadOutput, ResourceError>> {
-        Box::pin(Provider::read(self, ctx, uri))
+        Box::pin(async move { Provider::read(self, ctx, uri).await.map_err(|e| e.at(uri)) })
     }
 
     fn complete<'a>(

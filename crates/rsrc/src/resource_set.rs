@@ -1,13 +1,17 @@
 //! [`ResourceSet`]: a provider built from declarations — static text and binary
-//! resources, closure-backed resources, and collections — the Rust counterpart of the
-//! `#[McpResource(uri:, name:, mimeType:)]` declarations of other frameworks — and
-//! templated resources ([`TemplateResource`]) with typed variables and completion.
+//! resources, handler-backed resources, and collections — and templated resources
+//! ([`TemplateResource`]) with typed variables, completion and list functions. It is
+//! what `rsrc::declare::Resources` and the `#[resources]` macro build.
 //!
 //! Invariants:
-//! - Resources are kept sorted by URI; listings are keyset-paginated on the URI, so they
-//!   are stable however the set was built.
-//! - A collection's children are the resources whose URI is the collection's URI followed
-//!   by `/` and one more path segment (`sample:///guide` → `sample:///guide/intro.md`).
+//! - Resources are kept sorted by URI; listings (static resources merged with the
+//!   templates' list functions) are keyset-paginated on the URI, so they are stable
+//!   however the set was built.
+//! - A static collection's children are the resources whose URI is the collection's URI
+//!   followed by `/` and one more path segment (`sample:///guide` →
+//!   `sample:///guide/intro.md`); a handler-backed collection's are those its handler
+//!   returns.
+//! - Only resources declared with a cache policy are read through the read cache.
 //! - Every contents entry carries the resource's full metadata, with `mimeType` and `size`
 //!   of that representation.
 //! - A listed resource wins over any template; among matching templates the most specific
@@ -22,10 +26,14 @@ use rsrc_protocol::{
     Body, CacheHint, Completion, Resource, ResourceContents, ResourceKind, ResourceTemplate,
 };
 
+use crate::cache::{CachePolicy, ReadCache};
+use crate::changes::ChangeFeed;
 use crate::context::RequestContext;
+use crate::declare::{Content, ContentKind, Options};
 use crate::error::ResourceError;
 use crate::provider::{
-    BoxFuture, CompleteRequest, ListRequest, Listed, Page, Provider, ReadOutput,
+    BoxFuture, CompleteRequest, ListRequest, Listed, Page, Provider, ProviderCapabilities,
+    ReadOutput,
 };
 use crate::template::{CompletionInput, TemplateResource, Vars};
 
@@ -88,9 +96,8 @@ impl From<&str> for Representation {
     }
 }
 
-type ReadFn = dyn Fn(RequestContext) -> BoxFuture<'static, Result<Vec<Representation>, ResourceError>>
-    + Send
-    + Sync;
+type ReadFn =
+    dyn Fn(RequestContext) -> BoxFuture<'static, Result<Content, ResourceError>> + Send + Sync;
 
 enum Source {
     Static(Vec<Representation>),
@@ -103,6 +110,7 @@ struct Entry {
     /// The resource encoded once, for listings.
     listed: Listed,
     source: Source,
+    cache: Option<CachePolicy>,
 }
 
 /// A provider of declared resources. Build it with the `with_*` methods, then mount it.
@@ -127,6 +135,8 @@ pub struct ResourceSet {
     cache: Option<CacheHint>,
     collection_budget: usize,
     subscriptions: bool,
+    /// Made when a resource is declared with a cache policy.
+    read_cache: Option<ReadCache>,
 }
 
 impl Default for ResourceSet {
@@ -155,16 +165,25 @@ impl ResourceSet {
             cache: None,
             collection_budget: DEFAULT_COLLECTION_BUDGET,
             subscriptions: false,
+            read_cache: None,
         }
     }
 
-    fn insert(mut self, mut resource: Resource, source: Source) -> Self {
-        let kind = if matches!(source, Source::Collection) {
-            ResourceKind::Collection
+    fn insert(self, resource: Resource, source: Source) -> Self {
+        let options = if matches!(source, Source::Collection) {
+            Options::new().collection()
         } else {
-            ResourceKind::Document
+            Options::new()
         };
-        resource = resource.with_kind(kind);
+        self.insert_with(resource, source, options)
+    }
+
+    fn insert_with(mut self, mut resource: Resource, source: Source, options: Options) -> Self {
+        resource = resource.with_kind(options.kind());
+        let cache = options.cache_policy();
+        if cache.is_some() {
+            self.read_cache.get_or_insert_with(ReadCache::default);
+        }
         if let Source::Static(reps) = &source
             && let Some(first) = reps.first()
         {
@@ -179,6 +198,7 @@ impl ResourceSet {
                 listed: Listed::encoded(resource.clone()),
                 resource,
                 source,
+                cache,
             },
         );
         self
@@ -209,8 +229,24 @@ impl ResourceSet {
         F: Fn(RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<Representation>, ResourceError>> + Send + 'static,
     {
+        let read = Arc::new(read);
+        self.with_handler(resource, Options::new(), move |ctx| {
+            let read = Arc::clone(&read);
+            async move { read(ctx).await.map(Content::document) }
+        })
+    }
+
+    /// Adds a resource whose content a handler produces on every read (or once per
+    /// cache lifetime, with [`Options::cache`]): a document's representations, or, for a
+    /// collection ([`Options::collection`]), its children.
+    #[must_use]
+    pub fn with_handler<F, Fut>(self, resource: Resource, options: Options, read: F) -> Self
+    where
+        F: Fn(RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Content, ResourceError>> + Send + 'static,
+    {
         let read: Arc<ReadFn> = Arc::new(move |ctx| Box::pin(read(ctx)));
-        self.insert(resource, Source::Dynamic(read))
+        self.insert_with(resource, Source::Dynamic(read), options)
     }
 
     /// Adds a collection; its children are the resources under `uri + "/"`.
@@ -225,6 +261,9 @@ impl ResourceSet {
     /// then the template that sorts first.
     #[must_use]
     pub fn with_template(mut self, template: TemplateResource) -> Self {
+        if template.options.cache_policy().is_some() {
+            self.read_cache.get_or_insert_with(ReadCache::default);
+        }
         self.templates.push(template);
         self
     }
@@ -259,12 +298,6 @@ impl ResourceSet {
             .max_by(|(a, _), (b, _)| a.specificity.cmp(&b.specificity))
     }
 
-    fn entry(&self, uri: &str) -> Result<&Entry, ResourceError> {
-        self.entries
-            .get(uri)
-            .ok_or_else(|| ResourceError::not_found(uri))
-    }
-
     /// Entries after `after` (exclusive), in URI order.
     fn entries_after<'a>(&'a self, after: Option<&'a str>) -> impl Iterator<Item = &'a Entry> + 'a {
         let lower = after.map_or(Bound::Unbounded, Bound::Excluded);
@@ -295,20 +328,138 @@ impl ResourceSet {
             })
     }
 
+    /// The contents of a static entry or a handler's content, for `meta`.
+    fn contents(&self, meta: &Resource, content: Content) -> Vec<ResourceContents> {
+        match content.0 {
+            ContentKind::Document(reps) => {
+                reps.into_iter().map(|r| r.into_contents(meta)).collect()
+            }
+            ContentKind::Children(children) => {
+                // Whole children only, until the budget would be exceeded.
+                let mut out = Vec::new();
+                let mut used = 0usize;
+                for child in children {
+                    let size: usize = child.representations.iter().map(|r| r.body.len()).sum();
+                    if used + size > self.collection_budget {
+                        break;
+                    }
+                    used += size;
+                    let resource = child_resource(child.resource);
+                    out.extend(
+                        child
+                            .representations
+                            .into_iter()
+                            .map(|r| r.into_contents(&resource)),
+                    );
+                }
+                out
+            }
+        }
+    }
+
+    /// Reads through the cache when `policy` asks for it.
+    async fn cached<Fut>(
+        &self,
+        uri: &str,
+        policy: Option<CachePolicy>,
+        read: impl FnOnce() -> Fut,
+    ) -> Result<ReadOutput, ResourceError>
+    where
+        Fut: Future<Output = Result<ReadOutput, ResourceError>>,
+    {
+        match (policy, &self.read_cache) {
+            (Some(policy), Some(cache)) => cache.read(uri, policy, read).await,
+            _ => read().await,
+        }
+    }
+
     async fn read_entry(
         &self,
         ctx: &RequestContext,
         entry: &Entry,
     ) -> Result<Vec<ResourceContents>, ResourceError> {
-        let reps = match &entry.source {
-            Source::Static(reps) => reps.clone(),
+        let content = match &entry.source {
+            Source::Static(reps) => Content::document(reps.clone()),
             Source::Dynamic(read) => read(ctx.clone()).await?,
-            Source::Collection => return Ok(Vec::new()),
+            Source::Collection => {
+                // Children's contents, whole entries only, until the budget would be
+                // exceeded.
+                let mut out = Vec::new();
+                let mut used = 0usize;
+                for child in self.children(&entry.resource.uri, None) {
+                    if matches!(child.source, Source::Collection) {
+                        continue;
+                    }
+                    let child_contents = Box::pin(self.read_entry(ctx, child)).await?;
+                    let size: usize = child_contents.iter().map(|c| c.body.len()).sum();
+                    if used + size > self.collection_budget {
+                        break;
+                    }
+                    used += size;
+                    out.extend(child_contents);
+                }
+                return Ok(out);
+            }
         };
-        Ok(reps
-            .into_iter()
-            .map(|r| r.into_contents(&entry.resource))
-            .collect())
+        Ok(self.contents(&entry.resource, content))
+    }
+
+    /// The children a collection's handler gives (an entry's or a template's), or `None`
+    /// when `uri` is no such collection.
+    async fn handler_children(
+        &self,
+        ctx: &RequestContext,
+        uri: &str,
+    ) -> Result<Option<Vec<Resource>>, ResourceError> {
+        let content = match self.entries.get(uri) {
+            Some(Entry {
+                source: Source::Dynamic(read),
+                resource,
+                ..
+            }) if resource.is_collection() => read(ctx.clone()).await?,
+            Some(_) => return Ok(None),
+            None => match self.route(uri) {
+                Some((t, vars)) if t.options.is_collection() => t.read(ctx.clone(), vars).await?,
+                _ => return Ok(None),
+            },
+        };
+        Ok(Some(match content.0 {
+            ContentKind::Children(children) => children
+                .into_iter()
+                .map(|c| child_resource(c.resource))
+                .collect(),
+            ContentKind::Document(_) => Vec::new(),
+        }))
+    }
+
+    /// The resources of the templates' list functions after `after`, in URI order.
+    async fn template_listings(
+        &self,
+        ctx: &RequestContext,
+        after: Option<&str>,
+    ) -> Result<Vec<Resource>, ResourceError> {
+        let mut out = Vec::new();
+        for t in &self.templates {
+            out.extend(
+                t.listed(ctx)
+                    .await?
+                    .into_iter()
+                    .filter(|r| after.is_none_or(|a| r.uri.as_str() > a))
+                    .filter(|r| !self.entries.contains_key(&r.uri)),
+            );
+        }
+        out.sort_by(|a, b| a.uri.cmp(&b.uri));
+        out.dedup_by(|a, b| a.uri == b.uri);
+        Ok(out)
+    }
+}
+
+/// A child's metadata as listed: a document unless it says otherwise.
+fn child_resource(resource: Resource) -> Resource {
+    if resource.kind().is_some() {
+        resource
+    } else {
+        resource.with_kind(ResourceKind::Document)
     }
 }
 
@@ -324,38 +475,76 @@ impl Provider for ResourceSet {
         self.templates.iter().map(|t| t.template.clone()).collect()
     }
 
-    fn offers_completion(&self) -> bool {
-        self.templates.iter().any(TemplateResource::completes)
+    fn capabilities(&self) -> ProviderCapabilities {
+        ProviderCapabilities::default().with_subscribe(self.subscriptions)
     }
 
-    fn offers_subscriptions(&self) -> bool {
-        self.subscriptions
+    fn attach(&self, feed: ChangeFeed) {
+        if let Some(cache) = &self.read_cache {
+            cache.follow(&feed);
+        }
     }
 
     async fn list(
         &self,
-        _ctx: &RequestContext,
+        ctx: &RequestContext,
         req: ListRequest<'_>,
     ) -> Result<Page, ResourceError> {
         let after = position(req.after)?;
         let limit = req.limit.max(1);
-        let mut entries: Vec<&Entry> = match req.parent {
-            None => self.entries_after(after).take(limit + 1).collect(),
-            Some(parent) => {
-                let entry = self.entry(parent)?;
-                if !matches!(entry.source, Source::Collection) {
-                    return Err(ResourceError::not_a_collection(parent));
-                }
-                self.children(parent, after).take(limit + 1).collect()
+        let items: Vec<(String, Listed)> = match req.parent {
+            None => {
+                let statics = self
+                    .entries_after(after)
+                    .take(limit + 1)
+                    .map(|e| (e.resource.uri.clone(), e.listed.clone()));
+                let listed = self
+                    .template_listings(ctx, after)
+                    .await?
+                    .into_iter()
+                    .take(limit + 1)
+                    .map(|r| (r.uri.clone(), Listed::from(r)));
+                let mut all: Vec<(String, Listed)> = statics.chain(listed).collect();
+                all.sort_by(|a, b| a.0.cmp(&b.0));
+                all
             }
+            Some(parent) => match self.handler_children(ctx, parent).await? {
+                Some(mut children) => {
+                    children.sort_by(|a, b| a.uri.cmp(&b.uri));
+                    children
+                        .into_iter()
+                        .filter(|r| after.is_none_or(|a| r.uri.as_str() > a))
+                        .take(limit + 1)
+                        .map(|r| (r.uri.clone(), Listed::from(r)))
+                        .collect()
+                }
+                None => {
+                    let entry = match self.entries.get(parent) {
+                        Some(e) => e,
+                        None if self.route(parent).is_some() => {
+                            return Err(ResourceError::not_a_collection(parent));
+                        }
+                        None => return Err(ResourceError::not_found(parent)),
+                    };
+                    if !matches!(entry.source, Source::Collection) {
+                        return Err(ResourceError::not_a_collection(parent));
+                    }
+                    self.children(parent, after)
+                        .take(limit + 1)
+                        .map(|e| (e.resource.uri.clone(), e.listed.clone()))
+                        .collect()
+                }
+            },
         };
-        let next = if entries.len() > limit {
-            entries.truncate(limit);
-            entries.last().map(|e| e.resource.uri.as_bytes().to_vec())
+        let (uris, listed): (Vec<String>, Vec<Listed>) = items.into_iter().take(limit + 1).unzip();
+        let (resources, next) = if listed.len() > limit {
+            (
+                listed.into_iter().take(limit).collect(),
+                Some(uris[limit - 1].clone().into_bytes()),
+            )
         } else {
-            None
+            (listed, None)
         };
-        let resources = entries.iter().map(|e| e.listed.clone()).collect();
         Ok(Page {
             resources,
             next,
@@ -374,42 +563,40 @@ impl Provider for ResourceSet {
     }
 
     async fn read(&self, ctx: &RequestContext, uri: &str) -> Result<ReadOutput, ResourceError> {
+        // Only URIs whose resource has a cache policy are ever stored, and routes never
+        // change, so a hit needs no routing.
+        if let Some(hit) = self.read_cache.as_ref().and_then(|c| c.hit(uri)) {
+            return Ok(hit);
+        }
         // A listed resource wins over any template.
-        let Some(entry) = self.entries.get(uri) else {
-            let Some((t, vars)) = self.route(uri) else {
-                return Err(ResourceError::not_found(uri));
-            };
-            let meta = t.describe(&vars);
-            let reps = t.read(ctx.clone(), vars).await?;
-            return Ok(ReadOutput {
-                contents: reps.into_iter().map(|r| r.into_contents(&meta)).collect(),
-                cache: self.cache,
-            });
-        };
-        let contents = if matches!(entry.source, Source::Collection) {
-            // Children's contents, whole entries only, until the budget would be exceeded.
-            let mut out = Vec::new();
-            let mut used = 0usize;
-            for child in self.children(uri, None) {
-                if matches!(child.source, Source::Collection) {
-                    continue;
-                }
-                let child_contents = self.read_entry(ctx, child).await?;
-                let size: usize = child_contents.iter().map(|c| c.body.len()).sum();
-                if used + size > self.collection_budget {
-                    break;
-                }
-                used += size;
-                out.extend(child_contents);
+        let (policy, read): (Option<CachePolicy>, BoxFuture<'_, _>) = match self.entries.get(uri) {
+            Some(entry) => (
+                entry.cache,
+                Box::pin(async move {
+                    Ok(ReadOutput {
+                        contents: self.read_entry(ctx, entry).await?,
+                        cache: self.cache,
+                    })
+                }),
+            ),
+            None => {
+                let Some((t, vars)) = self.route(uri) else {
+                    return Err(ResourceError::not_found(uri));
+                };
+                (
+                    t.options.cache_policy(),
+                    Box::pin(async move {
+                        let meta = t.describe(&vars);
+                        let content = t.read(ctx.clone(), vars).await?;
+                        Ok(ReadOutput {
+                            contents: self.contents(&meta, content),
+                            cache: self.cache,
+                        })
+                    }),
+                )
             }
-            out
-        } else {
-            self.read_entry(ctx, entry).await?
         };
-        Ok(ReadOutput {
-            contents,
-            cache: self.cache,
-        })
+        self.cached(uri, policy, || read).await
     }
 
     async fn complete(

@@ -8,16 +8,19 @@
 //!   `{var}` never holds a `/`.
 //! - A variable that does not parse into the type a handler asks for means the resource
 //!   does not exist: `db://users/{id}` with `id = "abc"` is not found, not an error.
+//! - Every resource a list function gives is named by the template: its URI is the
+//!   template's expansion, and it matches the template.
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use rsrc_protocol::{Resource, ResourceKind, ResourceTemplate};
+use rsrc_protocol::{Resource, ResourceTemplate};
 use rsrc_uri_template::{Captures, ParseError, Specificity, UriTemplate, Value};
 
 use crate::context::RequestContext;
+use crate::declare::{Content, ListItem, Options};
 use crate::error::ResourceError;
 use crate::provider::BoxFuture;
 use crate::resource_set::Representation;
@@ -57,6 +60,37 @@ impl Vars {
             .ok_or_else(|| ResourceError::not_found(&self.uri))
     }
 
+    /// An optional variable (a query variable such as `{?q}`) parsed as `T`: `None` when
+    /// the URI leaves it out; present but unparsable means the resource does not exist.
+    pub fn get_optional<T: FromStr>(&self, name: &str) -> Result<Option<T>, ResourceError> {
+        match self.captures.get(name) {
+            None => Ok(None),
+            Some(v) => v
+                .as_str()
+                .and_then(|s| s.parse().ok())
+                .map(Some)
+                .ok_or_else(|| ResourceError::not_found(&self.uri)),
+        }
+    }
+
+    /// A multi-segment variable as a list of `T`: the items of `{/segs*}`, or the
+    /// `/`-separated segments of `{+path}`; empty when the URI leaves it out. An empty,
+    /// `.` or `..` segment, or one that does not parse, means the resource does not exist,
+    /// so the segments are always safe to join into a relative path.
+    pub fn get_segments<T: FromStr>(&self, name: &str) -> Result<Vec<T>, ResourceError> {
+        let not_found = || ResourceError::not_found(&self.uri);
+        let parse = |segment: &str| match segment {
+            "" | "." | ".." => Err(not_found()),
+            s => s.parse().map_err(|_| not_found()),
+        };
+        match self.captures.get(name) {
+            None => Ok(Vec::new()),
+            Some(Value::String(s)) => s.split('/').map(parse).collect(),
+            Some(Value::List(items)) => items.iter().map(|s| parse(s)).collect(),
+            Some(Value::Assoc(_)) => Err(not_found()),
+        }
+    }
+
     /// Every matched variable.
     pub fn captures(&self) -> &Captures {
         &self.captures
@@ -68,15 +102,26 @@ impl Vars {
 pub struct CompletionInput {
     /// What the user typed so far.
     pub value: String,
-    /// Variables already chosen.
+    /// Variables already chosen (the request's `context.arguments`).
     pub context: BTreeMap<String, String>,
 }
 
-type ReadFn = dyn Fn(RequestContext, Vars) -> BoxFuture<'static, Result<Vec<Representation>, ResourceError>>
+impl CompletionInput {
+    /// An already chosen variable parsed as `T`; `None` when it was not given or does not
+    /// parse.
+    pub fn arg<T: FromStr>(&self, name: &str) -> Option<T> {
+        self.context.get(name).and_then(|v| v.parse().ok())
+    }
+}
+
+type ReadFn = dyn Fn(RequestContext, Vars) -> BoxFuture<'static, Result<Content, ResourceError>>
     + Send
     + Sync;
 type CompleteFn =
     dyn Fn(CompletionInput) -> BoxFuture<'static, Result<Vec<String>, ResourceError>> + Send + Sync;
+type ListFn = dyn Fn(RequestContext) -> BoxFuture<'static, Result<Vec<ListItem>, ResourceError>>
+    + Send
+    + Sync;
 
 /// Why a templated resource could not be declared.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +131,8 @@ pub enum TemplateError {
     Parse(ParseError),
     /// A completion handler names a variable the template does not have.
     UnknownVariable(String),
+    /// A list function was attached twice.
+    SecondList,
 }
 
 impl std::fmt::Display for TemplateError {
@@ -93,6 +140,7 @@ impl std::fmt::Display for TemplateError {
         match self {
             TemplateError::Parse(e) => write!(f, "invalid URI template: {e}"),
             TemplateError::UnknownVariable(v) => write!(f, "the template has no variable {v:?}"),
+            TemplateError::SecondList => f.write_str("the template already has a list function"),
         }
     }
 }
@@ -127,6 +175,8 @@ pub struct TemplateResource {
     pub(crate) specificity: Specificity,
     read: Arc<ReadFn>,
     completers: BTreeMap<String, Arc<CompleteFn>>,
+    list: Option<Arc<ListFn>>,
+    pub(crate) options: Options,
 }
 
 impl std::fmt::Debug for TemplateResource {
@@ -139,11 +189,26 @@ impl std::fmt::Debug for TemplateResource {
 }
 
 impl TemplateResource {
-    /// Compiles `template.uri_template` and attaches the read handler.
+    /// Compiles `template.uri_template` and attaches the read handler, whose
+    /// representations are format alternatives of one document.
     pub fn new<F, Fut>(template: ResourceTemplate, read: F) -> Result<Self, TemplateError>
     where
         F: Fn(RequestContext, Vars) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<Representation>, ResourceError>> + Send + 'static,
+    {
+        let read = Arc::new(read);
+        Self::with_handler(template, move |ctx, vars| {
+            let read = Arc::clone(&read);
+            async move { read(ctx, vars).await.map(Content::document) }
+        })
+    }
+
+    /// Compiles `template.uri_template` and attaches a read handler returning any
+    /// [`Content`]: a document's representations, or a collection's children.
+    pub fn with_handler<F, Fut>(template: ResourceTemplate, read: F) -> Result<Self, TemplateError>
+    where
+        F: Fn(RequestContext, Vars) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Content, ResourceError>> + Send + 'static,
     {
         let compiled = UriTemplate::parse(&template.uri_template).map_err(TemplateError::Parse)?;
         Ok(TemplateResource {
@@ -152,7 +217,39 @@ impl TemplateResource {
             compiled,
             read: Arc::new(move |ctx, vars| Box::pin(read(ctx, vars))),
             completers: BTreeMap::new(),
+            list: None,
+            options: Options::new(),
         })
+    }
+
+    /// Sets the kind (document or collection) and the cache policy of the resources the
+    /// template names.
+    #[must_use]
+    pub fn with_options(mut self, options: Options) -> Self {
+        if options.is_collection() {
+            let caps = self
+                .template
+                .capabilities
+                .get_or_insert_with(Default::default);
+            caps.list = Some(true);
+        }
+        self.options = options;
+        self
+    }
+
+    /// Attaches a list function: the template's concrete resources, which then also appear
+    /// in the provider's `resources/list` (each [`ListItem`] gives the template's
+    /// variables, and may override the name, title and more).
+    pub fn with_list<F, Fut>(mut self, list: F) -> Result<Self, TemplateError>
+    where
+        F: Fn(RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ListItem>, ResourceError>> + Send + 'static,
+    {
+        if self.list.is_some() {
+            return Err(TemplateError::SecondList);
+        }
+        self.list = Some(Arc::new(move |ctx| Box::pin(list(ctx))));
+        Ok(self)
     }
 
     /// Attaches a completion handler for `variable`.
@@ -175,11 +272,6 @@ impl TemplateResource {
         Ok(self)
     }
 
-    /// Whether any variable has a completion handler.
-    pub(crate) fn completes(&self) -> bool {
-        !self.completers.is_empty()
-    }
-
     /// The variables of `uri`, if it matches.
     pub(crate) fn matches(&self, uri: &str) -> Option<Vars> {
         self.compiled.matches(uri).map(|captures| Vars {
@@ -190,9 +282,13 @@ impl TemplateResource {
 
     /// The metadata of the resource a URI names: the template's, for that URI.
     pub(crate) fn describe(&self, vars: &Vars) -> Resource {
+        self.describe_uri(vars.uri.clone())
+    }
+
+    fn describe_uri(&self, uri: String) -> Resource {
         let t = &self.template;
         Resource {
-            uri: vars.uri.clone(),
+            uri,
             name: t.name.clone(),
             title: t.title.clone(),
             description: t.description.clone(),
@@ -201,15 +297,41 @@ impl TemplateResource {
             annotations: t.annotations.clone(),
             ..Resource::default()
         }
-        .with_kind(ResourceKind::Document)
+        .with_kind(self.options.kind())
     }
 
     pub(crate) async fn read(
         &self,
         ctx: RequestContext,
         vars: Vars,
-    ) -> Result<Vec<Representation>, ResourceError> {
+    ) -> Result<Content, ResourceError> {
         (self.read)(ctx, vars).await
+    }
+
+    /// The concrete resources of the list function (none without one), each checked to
+    /// be named by the template.
+    pub(crate) async fn listed(
+        &self,
+        ctx: &RequestContext,
+    ) -> Result<Vec<Resource>, ResourceError> {
+        let Some(list) = &self.list else {
+            return Ok(Vec::new());
+        };
+        let items = list(ctx.clone()).await?;
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            let uri = item
+                .expand(&self.compiled)
+                .filter(|uri| self.compiled.matches(uri).is_some())
+                .ok_or_else(|| {
+                    ResourceError::internal(format!(
+                        "the list function of {} gave an item the template cannot name: {item:?}",
+                        self.template.uri_template
+                    ))
+                })?;
+            out.push(item.describe(self.describe_uri(uri)));
+        }
+        Ok(out)
     }
 
     /// Completion values for `variable`; `None` when the template has no such variable.

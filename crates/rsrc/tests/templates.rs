@@ -209,12 +209,9 @@ async fn completion_is_capped_at_100_with_truthful_totals_and_sees_the_context()
 }
 
 #[tokio::test]
-async fn the_completions_capability_is_declared_only_when_a_template_completes() {
-    let (r, w) = tokio::io::split(serve_in_memory(&server(), StreamConfig::default()));
-    let mut with = Peer::new(r, w);
-    let caps = with.initialize(ProtocolVersion::V2025_11_25).await["capabilities"].clone();
-    assert!(caps.get("completions").is_some(), "{caps}");
-
+async fn the_completions_capability_is_declared_whenever_a_template_is_served() {
+    // Every template can be completed (with no values when nothing completes it), so a
+    // provider that completes can never leave the capability undeclared.
     let plain = Server::builder("t", "0")
         .mount(
             "",
@@ -223,6 +220,25 @@ async fn the_completions_capability_is_declared_only_when_a_template_completes()
         .build()
         .unwrap();
     let (r, w) = tokio::io::split(serve_in_memory(&plain, StreamConfig::default()));
+    let mut with = Peer::new(r, w);
+    let caps = with.initialize(ProtocolVersion::V2025_11_25).await["capabilities"].clone();
+    assert!(caps.get("completions").is_some(), "{caps}");
+    let resp = with
+        .request(
+            "completion/complete",
+            json!({"ref": {"type": "ref/resource", "uri": "x:///{a}"}, "argument": {"name": "a", "value": ""}}),
+        )
+        .await;
+    assert_eq!(resp["result"]["completion"]["values"], json!([]));
+
+    let static_only = Server::builder("t", "0")
+        .mount(
+            "",
+            ResourceSet::new().with_text(Resource::new("x:///a", "a"), "a"),
+        )
+        .build()
+        .unwrap();
+    let (r, w) = tokio::io::split(serve_in_memory(&static_only, StreamConfig::default()));
     let mut without = Peer::new(r, w);
     let caps = without.initialize(ProtocolVersion::V2025_11_25).await["capabilities"].clone();
     assert!(caps.get("completions").is_none(), "{caps}");

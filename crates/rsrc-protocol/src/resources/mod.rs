@@ -442,6 +442,20 @@ impl ResourceTemplate {
         self
     }
 
+    /// Sets the icons.
+    #[must_use]
+    pub fn with_icons(mut self, icons: Vec<Icon>) -> Self {
+        self.icons = Some(icons);
+        self
+    }
+
+    /// Sets the annotations.
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
     /// Sets the MIME type shared by every resource of the template.
     #[must_use]
     pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {

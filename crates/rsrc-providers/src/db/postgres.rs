@@ -62,8 +62,8 @@ mod watch;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use rsrc::protocol::{Completion, Resource, ResourceContents, ResourceTemplate};
 use rsrc::{
-    ChangeFeed, CompleteRequest, ListRequest, Listed, Page, Provider, ReadOutput, RequestContext,
-    ResourceError,
+    ChangeFeed, CompleteRequest, ListRequest, Listed, Page, Provider, ProviderCapabilities,
+    ReadOutput, RequestContext, ResourceError,
 };
 use tokio_postgres::NoTls;
 
@@ -519,10 +519,6 @@ impl Provider for PostgresProvider {
         Ok(contents.into())
     }
 
-    fn offers_completion(&self) -> bool {
-        true
-    }
-
     async fn complete(
         &self,
         _ctx: &RequestContext,
@@ -560,12 +556,11 @@ impl Provider for PostgresProvider {
         }
     }
 
-    fn offers_subscriptions(&self) -> bool {
-        self.inner.config.watch
-    }
-
-    fn publishes_list_changes(&self) -> bool {
-        self.inner.config.watch
+    fn capabilities(&self) -> ProviderCapabilities {
+        let watching = self.inner.config.watch;
+        ProviderCapabilities::default()
+            .with_subscribe(watching)
+            .with_list_changed(watching)
     }
 
     fn attach(&self, feed: ChangeFeed) {

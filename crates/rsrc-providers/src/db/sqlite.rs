@@ -78,8 +78,8 @@ use rsrc::protocol::{
     CacheHint, Completion, Resource, ResourceCapabilities, ResourceContents, ResourceTemplate,
 };
 use rsrc::{
-    ChangeFeed, CompleteRequest, ListRequest, Listed, Page, Provider, ReadOutput, RequestContext,
-    ResourceError,
+    ChangeFeed, CompleteRequest, ListRequest, Listed, Page, Provider, ProviderCapabilities,
+    ReadOutput, RequestContext, ResourceError,
 };
 use rusqlite::Connection;
 use tokio::sync::Semaphore;
@@ -579,16 +579,11 @@ impl Provider for SqliteProvider {
         ]
     }
 
-    fn offers_completion(&self) -> bool {
-        true
-    }
-
-    fn offers_subscriptions(&self) -> bool {
-        self.config.watch
-    }
-
-    fn publishes_list_changes(&self) -> bool {
-        self.config.watch
+    fn capabilities(&self) -> ProviderCapabilities {
+        let watching = self.config.watch;
+        ProviderCapabilities::default()
+            .with_subscribe(watching)
+            .with_list_changed(watching)
     }
 
     fn attach(&self, feed: ChangeFeed) {

@@ -40,8 +40,8 @@ use rsrc::protocol::{
     ResourceContents, ResourceTemplate,
 };
 use rsrc::{
-    ChangeFeed, CompleteRequest, ListRequest, Listed, Page, Provider, ReadOutput, RequestContext,
-    ResourceError,
+    ChangeFeed, CompleteRequest, ListRequest, Listed, Page, Provider, ProviderCapabilities,
+    ReadOutput, RequestContext, ResourceError,
 };
 
 #[cfg(feature = "pdf")]
@@ -756,12 +756,11 @@ impl Provider for FsProvider {
             .collect()
     }
 
-    fn offers_subscriptions(&self) -> bool {
-        self.tree.watches()
-    }
-
-    fn publishes_list_changes(&self) -> bool {
-        self.tree.watches()
+    fn capabilities(&self) -> ProviderCapabilities {
+        let watching = self.tree.watches();
+        ProviderCapabilities::default()
+            .with_subscribe(watching)
+            .with_list_changed(watching)
     }
 
     fn attach(&self, feed: ChangeFeed) {

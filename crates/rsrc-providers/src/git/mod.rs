@@ -92,8 +92,8 @@ use rsrc::protocol::{
     ResourceContents, ResourceTemplate,
 };
 use rsrc::{
-    ChangeFeed, CompleteRequest, ListRequest, Page, Provider, ReadOutput, RequestContext,
-    ResourceError,
+    ChangeFeed, CompleteRequest, ListRequest, Page, Provider, ProviderCapabilities, ReadOutput,
+    RequestContext, ResourceError,
 };
 
 use crate::fs::read::{mime_for, mime_from_name, text_or_bytes};
@@ -823,16 +823,11 @@ impl Provider for GitProvider {
         vec![template]
     }
 
-    fn offers_completion(&self) -> bool {
-        true
-    }
-
-    fn offers_subscriptions(&self) -> bool {
-        self.shared.config.poll_interval.is_some()
-    }
-
-    fn publishes_list_changes(&self) -> bool {
-        self.shared.config.poll_interval.is_some()
+    fn capabilities(&self) -> ProviderCapabilities {
+        let watching = self.shared.config.poll_interval.is_some();
+        ProviderCapabilities::default()
+            .with_subscribe(watching)
+            .with_list_changed(watching)
     }
 
     fn attach(&self, feed: ChangeFeed) {

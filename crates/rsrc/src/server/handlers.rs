@@ -90,13 +90,10 @@ fn merge_hints(a: Option<CacheHint>, b: Option<CacheHint>) -> Option<CacheHint> 
 
 impl Server {
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
-        let completions = self
-            .inner
-            .router
-            .mounts
-            .iter()
-            .any(|m| m.provider.offers_completion());
-        let completions = completions || self.inner.prompt_completer.is_some();
+        // Every template can be completed (`Provider::complete` answers, with no values by
+        // default), so serving one is what declares completion: no provider can offer
+        // completion without the capability being declared.
+        let completions = !self.inner.templates.is_empty() || self.inner.prompt_completer.is_some();
         ServerCapabilities {
             resources: Some(ResourcesCapability {
                 subscribe: self.offers_subscriptions().then_some(true),
@@ -114,7 +111,7 @@ impl Server {
             .router
             .mounts
             .iter()
-            .any(|m| m.provider.offers_subscriptions())
+            .any(|m| m.provider.capabilities().subscribe)
     }
 
     fn publishes_list_changes(&self) -> bool {
@@ -122,7 +119,7 @@ impl Server {
             .router
             .mounts
             .iter()
-            .any(|m| m.provider.publishes_list_changes())
+            .any(|m| m.provider.capabilities().list_changed)
     }
 
     /// The session's listener, made on first use.
@@ -144,7 +141,7 @@ impl Server {
         uri: &str,
     ) -> Result<(), RequestError> {
         let (_, mount) = self.mount_for(uri)?;
-        if !mount.provider.offers_subscriptions() {
+        if !mount.provider.capabilities().subscribe {
             return Err(RequestError::InvalidParams(format!(
                 "{uri} does not support subscriptions"
             )));

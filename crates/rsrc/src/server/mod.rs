@@ -20,9 +20,10 @@ use rsrc_protocol::{CacheHint, CacheScope, Completion, Implementation, Meta, Res
 use crate::changes::{ChangeFeed, Hub};
 use crate::context::RequestContext;
 use crate::cursor::CursorSealer;
+use crate::declare::DeclareError;
 use crate::error::ResourceError;
 use crate::extension::{self, MethodHandler, PromptCompleter, PromptCompletion};
-use crate::provider::{DynProvider, Provider};
+use crate::provider::{DynProvider, IntoProvider};
 
 pub use dispatch::Handled;
 pub use reply::Reply;
@@ -35,6 +36,9 @@ pub use session::Session;
 #[derive(Default)]
 pub struct Router {
     mounts: Vec<Mount>,
+    /// Declarations that failed to become providers, reported by
+    /// [`ServerBuilder::build`].
+    invalid: Vec<(String, DeclareError)>,
 }
 
 pub(crate) struct Mount {
@@ -57,13 +61,18 @@ impl Router {
     }
 
     /// Mounts `provider` for the URIs starting with `prefix` (e.g. `"file:///"`, `"db:"`;
-    /// `""` catches everything no other prefix claims).
+    /// `""` catches everything no other prefix claims). A type declared with the
+    /// `#[resources]` macro mounts the same way.
     #[must_use]
-    pub fn mount<P: Provider>(mut self, prefix: impl Into<String>, provider: P) -> Self {
-        self.mounts.push(Mount {
-            prefix: prefix.into(),
-            provider: Arc::new(provider),
-        });
+    pub fn mount<P: IntoProvider>(mut self, prefix: impl Into<String>, provider: P) -> Self {
+        let prefix = prefix.into();
+        match provider.into_provider() {
+            Ok(provider) => self.mounts.push(Mount {
+                prefix,
+                provider: Arc::new(provider),
+            }),
+            Err(e) => self.invalid.push((prefix, e)),
+        }
         self
     }
 
@@ -92,6 +101,13 @@ pub enum BuildError {
     ReservedMethod(String),
     /// An extension capability has the name of one the engine declares.
     ReservedCapability(String),
+    /// A declared provider is invalid (see [`IntoProvider`]).
+    Declaration {
+        /// Where it was mounted.
+        prefix: String,
+        /// What is wrong with it.
+        error: DeclareError,
+    },
 }
 
 impl std::fmt::Display for BuildError {
@@ -103,6 +119,9 @@ impl std::fmt::Display for BuildError {
             BuildError::ReservedMethod(m) => write!(f, "{m} is served by the engine"),
             BuildError::ReservedCapability(c) => {
                 write!(f, "the {c} capability is declared by the engine")
+            }
+            BuildError::Declaration { prefix, error } => {
+                write!(f, "the provider mounted at {prefix:?} is invalid: {error}")
             }
         }
     }
@@ -180,7 +199,7 @@ impl ServerBuilder {
 
     /// Mounts a provider (see [`Router::mount`]).
     #[must_use]
-    pub fn mount<P: Provider>(mut self, prefix: impl Into<String>, provider: P) -> Self {
+    pub fn mount<P: IntoProvider>(mut self, prefix: impl Into<String>, provider: P) -> Self {
         self.router = self.router.mount(prefix, provider);
         self
     }
@@ -189,6 +208,7 @@ impl ServerBuilder {
     #[must_use]
     pub fn router(mut self, router: Router) -> Self {
         self.router.mounts.extend(router.mounts);
+        self.router.invalid.extend(router.invalid);
         self
     }
 
@@ -244,7 +264,10 @@ impl ServerBuilder {
     }
 
     /// Checks the mounts and limits and builds the server.
-    pub fn build(self) -> Result<Server, BuildError> {
+    pub fn build(mut self) -> Result<Server, BuildError> {
+        if let Some((prefix, error)) = self.router.invalid.drain(..).next() {
+            return Err(BuildError::Declaration { prefix, error });
+        }
         let mounts = &self.router.mounts;
         if mounts.len() > usize::from(u16::MAX) {
             return Err(BuildError::TooManyMounts);
@@ -368,7 +391,7 @@ impl Server {
     }
 
     /// The change feed providers publish to (the same one each provider received in
-    /// [`Provider::attach`]): for code outside a provider that knows a resource changed.
+    /// [`Provider::attach`](crate::Provider::attach)): for code outside a provider that knows a resource changed.
     pub fn changes(&self) -> ChangeFeed {
         self.inner.hub.feed()
     }

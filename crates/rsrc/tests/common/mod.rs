@@ -168,3 +168,16 @@ pub fn connect(server: &Server) -> Peer {
     let (r, w) = tokio::io::split(serve_in_memory(server, StreamConfig::default()));
     Peer::new(r, w)
 }
+
+/// A peer connected to `server`, speaking `v` (initialized for a legacy revision).
+pub async fn connect_as(server: &Server, v: rsrc::protocol::ProtocolVersion) -> Peer {
+    let mut p = connect(server);
+    p.begin(v).await;
+    p
+}
+
+/// `resources/read` of `uri` in the peer's revision.
+pub async fn read(p: &mut Peer, uri: &str) -> serde_json::Value {
+    p.call("resources/read", serde_json::json!({ "uri": uri }))
+        .await
+}

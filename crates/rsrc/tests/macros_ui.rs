@@ -1,0 +1,9 @@
+//! Declarations the `#[resources]` macro must refuse at compile time, each with the
+//! message and span in `tests/ui/*.stderr` (regenerate with `TRYBUILD=overwrite`, then
+//! read every changed file: the span must point at the culprit).
+#![cfg(feature = "macros")]
+
+#[test]
+fn invalid_declarations_do_not_compile() {
+    trybuild::TestCases::new().compile_fail("tests/ui/*.rs");
+}

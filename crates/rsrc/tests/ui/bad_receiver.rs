@@ -1,0 +1,13 @@
+use rsrc::resources;
+
+struct Notion;
+
+#[resources]
+impl Notion {
+    #[resource(uri = "notion://workspace/info")]
+    fn info(&mut self) -> String {
+        String::new()
+    }
+}
+
+fn main() {}

@@ -1,0 +1,13 @@
+use rsrc::resources;
+
+struct Notion;
+
+#[resources]
+impl Notion {
+    #[resource(uri = "notion://pages/{pageId")]
+    fn page(&self, page_id: String) -> String {
+        page_id
+    }
+}
+
+fn main() {}
