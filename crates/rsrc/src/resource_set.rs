@@ -569,34 +569,27 @@ impl Provider for ResourceSet {
             return Ok(hit);
         }
         // A listed resource wins over any template.
-        let (policy, read): (Option<CachePolicy>, BoxFuture<'_, _>) = match self.entries.get(uri) {
-            Some(entry) => (
-                entry.cache,
-                Box::pin(async move {
-                    Ok(ReadOutput {
-                        contents: self.read_entry(ctx, entry).await?,
-                        cache: self.cache,
-                    })
-                }),
-            ),
-            None => {
-                let Some((t, vars)) = self.route(uri) else {
-                    return Err(ResourceError::not_found(uri));
-                };
-                (
-                    t.options.cache_policy(),
-                    Box::pin(async move {
-                        let meta = t.describe(&vars);
-                        let content = t.read(ctx.clone(), vars).await?;
-                        Ok(ReadOutput {
-                            contents: self.contents(&meta, content),
-                            cache: self.cache,
-                        })
-                    }),
-                )
-            }
+        if let Some(entry) = self.entries.get(uri) {
+            let read = || async move {
+                Ok(ReadOutput {
+                    contents: self.read_entry(ctx, entry).await?,
+                    cache: self.cache,
+                })
+            };
+            return self.cached(uri, entry.cache, read).await;
+        }
+        let Some((t, vars)) = self.route(uri) else {
+            return Err(ResourceError::not_found(uri));
         };
-        self.cached(uri, policy, || read).await
+        let read = || async move {
+            let meta = t.describe(&vars);
+            let content = t.read(ctx.clone(), vars).await?;
+            Ok(ReadOutput {
+                contents: self.contents(&meta, content),
+                cache: self.cache,
+            })
+        };
+        self.cached(uri, t.options.cache_policy(), read).await
     }
 
     async fn complete(
