@@ -472,11 +472,19 @@ impl<'a> RawMessage<'a> {
 }
 
 /// Decodes raw params into `P`. Absent params decode as an empty object, so parameter
-/// structs whose members are all optional accept a request without params.
+/// structs whose members are all optional accept a request without params. MCP params
+/// are always objects: an array (JSON-RPC's positional params) is an error, never
+/// matched to members by position.
 pub fn decode_params<P: serde::de::DeserializeOwned>(
     params: Option<&RawValue>,
 ) -> Result<P, serde_json::Error> {
-    serde_json::from_str(params.map_or("{}", RawValue::get))
+    let text = params.map_or("{}", RawValue::get);
+    if !text.trim_start().starts_with('{') {
+        return Err(<serde_json::Error as serde::de::Error>::custom(
+            "params must be an object (MCP has no positional params)",
+        ));
+    }
+    serde_json::from_str(text)
 }
 
 #[derive(Serialize)]

@@ -214,3 +214,27 @@ async fn the_json_test_suite_neither_panics_nor_desynchronizes_the_stream() {
     }
     assert!(files > 300, "the suite was found");
 }
+
+#[tokio::test]
+async fn positional_params_are_invalid_params_with_the_id() {
+    // MCP params are objects; an array must not be matched to members by position.
+    for v in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+        let mut peer = connect(&server());
+        peer.begin(v).await;
+        peer.send(json!({"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": ["sample:///README.md"]}))
+            .await;
+        let resp = peer.response_to(&json!(7)).await;
+        assert_eq!(resp["error"]["code"], -32602, "{resp}");
+        assert!(resp.get("result").is_none());
+        still_alive_in(&mut peer, v).await;
+    }
+}
+
+async fn still_alive_in(peer: &mut Peer, v: ProtocolVersion) {
+    if v.is_modern() {
+        let r = peer.modern("resources/list", json!({})).await;
+        assert!(r["result"].is_object(), "{r}");
+    } else {
+        still_alive(peer).await;
+    }
+}

@@ -62,6 +62,38 @@ async fn host_and_origin_are_checked_against_the_allowlists() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_header_that_decides_access_or_routing_given_twice_is_a_bad_request() {
+    let srv = start(HttpConfig::default()).await;
+    let peer = srv.peer();
+    let host = peer.host();
+    let port = srv.addr.port();
+    let origin = format!("http://localhost:{port}");
+    // The good value first, then another: a check reading the first copy must not let a
+    // second through.
+    let repeated: [(&str, &str, &str); 8] = [
+        ("host", host.as_str(), "evil.example.com"),
+        ("origin", origin.as_str(), "http://evil.example.com"),
+        ("authorization", "Bearer a", "Bearer b"),
+        ("mcp-session-id", "a", "b"),
+        ("mcp-protocol-version", "2025-11-25", "2026-07-28"),
+        ("mcp-method", "initialize", "resources/read"),
+        ("mcp-name", "file:///a", "file:///b"),
+        ("last-event-id", "0-1", "0-2"),
+    ];
+    for (name, first, second) in repeated {
+        let mut h: Vec<(&str, &str)> = standard(&host)
+            .into_iter()
+            .filter(|(k, _)| !k.eq_ignore_ascii_case(name))
+            .collect();
+        h.push((name, first));
+        h.push((name, second));
+        let res = peer.send("POST", &h, INIT.as_bytes()).await;
+        assert_eq!(res.status, 400, "{name}");
+        assert!(res.header("mcp-session-id").is_none(), "{name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn content_type_accept_and_body_size_are_enforced() {
     let srv = start(HttpConfig {
         max_body: 1024,

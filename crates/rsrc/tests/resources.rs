@@ -316,3 +316,47 @@ async fn completion_asks_the_provider_of_the_template_and_caps_values() {
         assert_eq!(prompt["error"]["code"], -32602);
     }
 }
+
+#[tokio::test]
+async fn an_iri_reaches_the_resource_of_its_percent_encoded_uri() {
+    let set = rsrc::ResourceSet::new()
+        .with_text(
+            rsrc::protocol::Resource::new("x:///caf%C3%A9.md", "café.md"),
+            "crème",
+        )
+        .with_subscriptions();
+    let srv = rsrc::Server::builder("t", "0")
+        .mount("x:", set)
+        .build()
+        .unwrap();
+    for v in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+        let mut p = common::connect_as(&srv, v).await;
+        let by_iri = common::read(&mut p, "x:///café.md").await;
+        let by_uri = common::read(&mut p, "x:///caf%C3%A9.md").await;
+        assert_eq!(by_iri["result"]["contents"][0]["text"], "crème", "{by_iri}");
+        assert_eq!(by_iri["result"]["contents"], by_uri["result"]["contents"]);
+        let meta = p
+            .call("resources/metadata", json!({"uri": "x:///café.md"}))
+            .await;
+        assert_eq!(meta["result"]["resource"]["uri"], "x:///caf%C3%A9.md");
+        // Characters invalid in both URIs and IRIs stay invalid params: a backslash, a
+        // bidirectional override (it would display as another name), a C1 control.
+        for bad in ["x:///a\\b.md", "x:///\u{202E}dm.exe", "x:///a\u{85}"] {
+            let r = common::read(&mut p, bad).await;
+            assert_eq!(r["error"]["code"], -32602, "{bad:?}: {r}");
+        }
+    }
+    let mut p = common::connect_as(&srv, ProtocolVersion::V2025_11_25).await;
+    let sub = p
+        .request("resources/subscribe", json!({"uri": "x:///café.md"}))
+        .await;
+    assert!(sub["result"].is_object(), "{sub}");
+    srv.changes().updated("x:///caf%C3%A9.md");
+    let notes = p.drain(std::time::Duration::from_millis(200)).await;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n["params"]["uri"] == "x:///caf%C3%A9.md"),
+        "the subscription holds the URI, so the provider's change reaches it: {notes:?}"
+    );
+}

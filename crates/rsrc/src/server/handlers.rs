@@ -150,6 +150,17 @@ impl Server {
         Ok(())
     }
 
+    /// Maps a client's URI (or IRI) to the URI every provider and subscription sees
+    /// (RFC 3987 §3.1), and validates it.
+    fn canonicalize(&self, uri: &mut String) -> Result<(), RequestError> {
+        if let std::borrow::Cow::Owned(mapped) = crate::uri::to_uri(uri).map_err(|reason| {
+            RequestError::from(ResourceError::invalid_uri(uri.as_str(), reason))
+        })? {
+            *uri = mapped;
+        }
+        self.check_uri(uri)
+    }
+
     fn check_uri(&self, uri: &str) -> Result<(), RequestError> {
         crate::uri::validate(uri, self.inner.config.max_uri_len)
             .map_err(|reason| ResourceError::invalid_uri(uri, reason).into())
@@ -220,7 +231,7 @@ pub(super) async fn ping(
 pub(super) async fn subscribe(
     srv: Server,
     ctx: RequestContext,
-    p: ResourceParams,
+    mut p: ResourceParams,
     session: Arc<Session>,
 ) -> Result<EmptyResult, RequestError> {
     if !srv.offers_subscriptions() {
@@ -228,6 +239,7 @@ pub(super) async fn subscribe(
             "resources/subscribe (this server offers no subscriptions)".into(),
         ));
     }
+    srv.canonicalize(&mut p.uri)?;
     srv.check_subscribable(&ctx, &p.uri).await?;
     srv.listener_of(&session)
         .subscribe(&p.uri)
@@ -241,7 +253,7 @@ pub(super) async fn subscribe(
 pub(super) async fn unsubscribe(
     srv: Server,
     _ctx: RequestContext,
-    p: ResourceParams,
+    mut p: ResourceParams,
     session: Arc<Session>,
 ) -> Result<EmptyResult, RequestError> {
     if !srv.offers_subscriptions() {
@@ -249,7 +261,7 @@ pub(super) async fn unsubscribe(
             "resources/unsubscribe (this server offers no subscriptions)".into(),
         ));
     }
-    srv.check_uri(&p.uri)?;
+    srv.canonicalize(&mut p.uri)?;
     srv.listener_of(&session).unsubscribe(&p.uri);
     Ok(EmptyResult::default())
 }
@@ -276,7 +288,12 @@ pub(super) async fn listen(
                 if ok.len() == max {
                     break;
                 }
-                match srv.check_subscribable(&ctx, &uri).await {
+                let mut uri = uri;
+                let checked = match srv.canonicalize(&mut uri) {
+                    Ok(()) => srv.check_subscribable(&ctx, &uri).await,
+                    Err(e) => Err(e),
+                };
+                match checked {
                     Ok(()) => ok.push(uri),
                     Err(e) => tracing::debug!(%uri, error = ?e, "subscription not accepted"),
                 }
@@ -341,8 +358,11 @@ pub(super) async fn discover(
 pub(super) async fn list(
     srv: Server,
     ctx: RequestContext,
-    p: ListResourcesParams,
+    mut p: ListResourcesParams,
 ) -> Result<ListResourcesResult<Listed>, RequestError> {
+    if let Some(uri) = &mut p.uri {
+        srv.canonicalize(uri)?;
+    }
     let (mut resources, next_cursor, hint) = match p.uri.as_deref() {
         Some(uri) => list_children(&srv, &ctx, uri, p.cursor.as_deref()).await?,
         None => list_default(&srv, &ctx, p.cursor.as_deref()).await?,
@@ -483,8 +503,9 @@ async fn list_children(
 pub(super) async fn read(
     srv: Server,
     ctx: RequestContext,
-    p: ReadResourceParams,
+    mut p: ReadResourceParams,
 ) -> Result<ReadResourceResult, RequestError> {
+    srv.canonicalize(&mut p.uri)?;
     let (_, mount) = srv.mount_for(&p.uri)?;
     let mut out = mount.provider.read(&ctx, &p.uri).await?;
     if out.contents.is_empty() {
@@ -516,8 +537,9 @@ pub(super) async fn read(
 pub(super) async fn metadata(
     srv: Server,
     ctx: RequestContext,
-    p: ResourceParams,
+    mut p: ResourceParams,
 ) -> Result<ResourceMetadataResult, RequestError> {
+    srv.canonicalize(&mut p.uri)?;
     let (_, mount) = srv.mount_for(&p.uri)?;
     let mut resource = mount.provider.metadata(&ctx, &p.uri).await?;
     resource.normalize_kind();

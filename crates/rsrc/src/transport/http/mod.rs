@@ -58,6 +58,17 @@ const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 /// `MCP-Protocol-Version`.
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+/// Headers a request may carry at most once (repeated: 400).
+const SINGLE_HEADERS: [HeaderName; 8] = [
+    header::HOST,
+    header::ORIGIN,
+    header::AUTHORIZATION,
+    SESSION_ID,
+    PROTOCOL_VERSION,
+    LAST_EVENT_ID,
+    modern::MCP_METHOD,
+    modern::MCP_NAME,
+];
 const ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
 
 /// The revision assumed for a legacy request without `MCP-Protocol-Version`.
@@ -380,6 +391,20 @@ impl Shared {
     }
 
     fn check_host_origin(&self, headers: &HeaderMap, uri: &http::Uri) -> Result<(), Response> {
+        // A header that decides who may call, or what is called, must be stated once: with
+        // two `Host`s (RFC 9112 §3.2: 400), or two session ids or tokens, a check could
+        // read one copy while something else acts on the other.
+        if let Some(name) = SINGLE_HEADERS
+            .iter()
+            .find(|name| headers.get_all(*name).iter().nth(1).is_some())
+        {
+            tracing::debug!(header = %name, "refused: header repeated");
+            return Err(rejection(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::INVALID_REQUEST,
+                format!("the {name} header is given more than once"),
+            ));
+        }
         // An absolute-form request target carries the authority (RFC 9112 §3.2.2).
         let host = match uri.authority() {
             Some(a) => Some(a.as_str()),

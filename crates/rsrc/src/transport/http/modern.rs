@@ -29,8 +29,8 @@ use super::{
 use crate::context::Notifier;
 use crate::server::{Handled, Reply, Session};
 
-const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
-const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+pub(super) const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+pub(super) const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
 /// The members of a JSON object in order, duplicates included, values left raw.
 struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
