@@ -57,7 +57,8 @@ fn main() -> ExitCode {
             return match inspect::run(command) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
-                    eprintln!("rsrc: {e}");
+                    // The failure may quote the server: never let it drive the terminal.
+                    eprintln!("rsrc: {}", inspect::clean(&e.to_string()));
                     ExitCode::from(e.exit_code())
                 }
             };

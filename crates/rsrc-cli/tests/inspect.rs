@@ -481,3 +481,25 @@ async fn headers_carry_a_bearer_token() {
     assert_ok(&o);
     assert!(stdout(&o).contains("file:///README.md"));
 }
+
+#[tokio::test]
+async fn a_name_with_escape_sequences_is_shown_not_obeyed() {
+    // A file whose name retitles the terminal window and clears the screen.
+    let dir = tempfile::tempdir().unwrap();
+    let evil = "\u{1b}]0;pwned\u{7}\u{1b}[2Jnotes.txt";
+    std::fs::write(dir.path().join(evil), "\u{1b}[31mred\u{1b}[0m\n").unwrap();
+    let target = Target::Stdio(dir.path().to_str().unwrap().to_owned());
+    for args in [&["ls"][..], &["ls", "--tree"], &["ls", "--json"]] {
+        let out = rsrc(&target, args).await;
+        assert_ok(&out);
+        let text = stdout(&out);
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{args:?}: {text:?}"
+        );
+        assert!(
+            text.contains("pwned"),
+            "{args:?}: the name is still shown: {text:?}"
+        );
+    }
+}

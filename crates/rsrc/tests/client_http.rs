@@ -203,3 +203,59 @@ async fn an_unreachable_or_wrong_endpoint_is_a_clear_error() {
         .unwrap_err();
     assert!(matches!(e, ClientError::Http { status: 404, .. }), "{e}");
 }
+
+/// A server that answers every request with `head` and then `body_len` bytes of `fill`
+/// (streamed, so a client that buffers everything would hold them all).
+async fn hostile_server(head: &'static str, fill: u8, body_len: usize) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0; 64 * 1024];
+                let _ = tcp.read(&mut buf).await;
+                if tcp.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                let chunk = vec![fill; 64 * 1024];
+                let mut sent = 0;
+                while sent < body_len {
+                    if tcp.write_all(&chunk).await.is_err() {
+                        return;
+                    }
+                    sent += chunk.len();
+                }
+            });
+        }
+    });
+    format!("http://{addr}/mcp")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_sending_more_than_the_limit_is_refused_not_buffered() {
+    let limited = ClientOptions {
+        max_message: 256 * 1024,
+        probe_timeout: Duration::from_secs(5),
+        request_timeout: Duration::from_secs(20),
+        ..ClientOptions::default()
+    };
+    let heads = [
+        // Announced too long.
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 67108864\r\nconnection: close\r\n\r\n{\"x\":\"",
+        // Not announced: refused while it arrives.
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{\"x\":\"",
+        // An SSE event that never ends.
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\ndata: ",
+    ];
+    for head in heads {
+        let url = hostile_server(head, b'a', 64 << 20).await;
+        let e = Client::connect_http(&url, limited.clone())
+            .await
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("limit of 262144 bytes"),
+            "{head:?}: {e}"
+        );
+    }
+}

@@ -12,6 +12,8 @@
 
 mod render;
 
+pub(crate) use render::clean;
+
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -352,14 +354,17 @@ fn stdout_write(bytes: &[u8]) -> Result<(), Failure> {
 }
 
 fn print_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<(), Failure> {
-    let mut text = serde_json::to_string_pretty(value)
-        .map_err(|e| Failure::Usage(format!("cannot encode JSON: {e}")))?;
+    let mut text = render::json_safe(
+        serde_json::to_string_pretty(value)
+            .map_err(|e| Failure::Usage(format!("cannot encode JSON: {e}")))?,
+    );
     text.push('\n');
     stdout_write(text.as_bytes())
 }
 
+/// A message on stderr; it may quote the server, so it is cleaned first.
 fn warn(message: &str) {
-    eprintln!("rsrc: {message}");
+    eprintln!("rsrc: {}", render::clean(message));
 }
 
 /// `--filter`: case-insensitive globs over name, title, URI and MIME type.
@@ -691,6 +696,15 @@ async fn read(a: ReadArgs) -> Result<(), Failure> {
                     bytes.len()
                 )));
             }
+            // Text shown on a terminal is shown, not obeyed: its escape sequences are
+            // written as escapes (with --force, or to a pipe or file, it is byte for byte).
+            let shown;
+            let bytes = if !binary && !a.force && std::io::stdout().is_terminal() {
+                shown = render::clean_text(std::str::from_utf8(bytes).unwrap_or_default());
+                shown.as_bytes()
+            } else {
+                bytes
+            };
             match write_with_progress(std::io::stdout().lock(), bytes) {
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
                 r => r.map_err(|e| io_failure("cannot write to stdout", &e)),
@@ -895,13 +909,15 @@ async fn watch(a: WatchArgs) -> Result<(), Failure> {
                 };
                 let now = humantime::format_rfc3339_millis(std::time::SystemTime::now());
                 let line = match (&change, a.json) {
-                    (Change::Updated(uri), true) => {
-                        serde_json::json!({"time": now.to_string(), "change": "updated", "uri": uri}).to_string()
-                    }
+                    (Change::Updated(uri), true) => render::json_safe(
+                        serde_json::json!({"time": now.to_string(), "change": "updated", "uri": uri}).to_string(),
+                    ),
                     (Change::ListChanged, true) => {
                         serde_json::json!({"time": now.to_string(), "change": "list_changed"}).to_string()
                     }
-                    (Change::Updated(uri), false) => format!("{now}  updated       {uri}"),
+                    (Change::Updated(uri), false) => {
+                        format!("{now}  updated       {}", render::clean(uri))
+                    }
                     (Change::ListChanged, false) => format!("{now}  list changed"),
                     _ => continue,
                 };

@@ -1,9 +1,65 @@
 //! Human-readable output of the inspection commands: tables, trees and key/value blocks.
 //!
-//! Invariant: pure functions of their input (no terminal probing, no clock), so that the
-//! output can be snapshot-tested; machine output (`--json`) does not go through here.
+//! Invariants: pure functions of their input (no terminal probing, no clock), so that the
+//! output can be snapshot-tested; machine output (`--json`) goes through [`json_safe`]
+//! only. Every string that came from a server passes through [`clean`] before it is
+//! printed, so a server cannot send the terminal escape sequences (ANSI, OSC: retitling
+//! the window, hyperlinks, clipboard writes), control characters or bidirectional
+//! overrides that would make its names display as something else.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
+
+/// Whether `c` would act on a terminal, or reorder or hide text, instead of being shown:
+/// C0 controls (line breaks included: a name stays on its line), DEL, C1 controls (U+009B
+/// is a one-character CSI) and the bidirectional formatting characters.
+fn is_unsafe(c: char) -> bool {
+    c.is_control() || matches!(u32::from(c), 0x200E | 0x200F | 0x202A..=0x202E | 0x2066..=0x2069)
+}
+
+/// `text` with every unsafe character shown as a Rust-style escape (`\u{1b}`).
+pub(crate) fn clean(text: &str) -> Cow<'_, str> {
+    escape_where(text, is_unsafe)
+}
+
+/// A document's text for a terminal: like [`clean`], but lines and tabs stay as they are.
+pub(crate) fn clean_text(text: &str) -> Cow<'_, str> {
+    escape_where(text, |c| is_unsafe(c) && !matches!(c, '\n' | '\t'))
+}
+
+fn escape_where(text: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !text.chars().any(&escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if escape(c) {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Serialized JSON with the unsafe characters `serde_json` leaves raw (DEL, C1 controls,
+/// bidirectional formatting) written as `\uXXXX` escapes: still the same JSON, but inert
+/// on a terminal. (They can only occur inside strings, where the escape is valid.)
+pub(crate) fn json_safe(json: String) -> String {
+    if !json.chars().any(is_unsafe) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        // serde_json escapes C0 controls itself; what is left of them is formatting.
+        if is_unsafe(c) && !matches!(c, '\n' | ' ') {
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
 
 use rsrc::protocol::{Completion, Resource, ResourceTemplate};
 
@@ -25,6 +81,11 @@ pub(crate) fn human_size(bytes: u64) -> String {
 /// A table with a header row, columns padded to their widest cell; the last column is
 /// not padded.
 pub(crate) fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| row.iter().map(|cell| clean(cell).into_owned()).collect())
+        .collect();
+    let rows = rows.as_slice();
     let width = |s: &str| s.chars().count();
     let mut widths: Vec<usize> = header.iter().map(|h| width(h)).collect();
     for row in rows {
@@ -158,6 +219,7 @@ pub(crate) fn tree(nodes: &[Node]) -> String {
             if let Some(why) = &n.unlisted {
                 details.push(why.clone());
             }
+            let details: Vec<String> = details.iter().map(|d| clean(d).into_owned()).collect();
             let details = if details.is_empty() {
                 String::new()
             } else {
@@ -166,7 +228,7 @@ pub(crate) fn tree(nodes: &[Node]) -> String {
             let _ = writeln!(
                 out,
                 "{prefix}{branch}{}{details}",
-                display_name(&n.resource, n.group)
+                clean(&display_name(&n.resource, n.group))
             );
             let deeper = format!("{prefix}{}", if last { "    " } else { "│   " });
             walk(out, &n.children, &deeper);
@@ -227,7 +289,7 @@ pub(crate) fn resource_details(r: &Resource) -> String {
     let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     let mut out = String::new();
     for (k, v) in rows {
-        let _ = writeln!(out, "{k:width$}  {v}");
+        let _ = writeln!(out, "{k:width$}  {}", clean(&v));
     }
     out
 }
@@ -252,7 +314,7 @@ pub(crate) fn templates_table(templates: &[ResourceTemplate]) -> String {
 pub(crate) fn completion(c: &Completion) -> (String, Option<String>) {
     let mut out = String::new();
     for v in &c.values {
-        out.push_str(v);
+        out.push_str(&clean(v));
         out.push('\n');
     }
     let more = match (c.total, c.has_more) {
@@ -271,6 +333,38 @@ pub(crate) fn completion(c: &Completion) -> (String, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn server_strings_cannot_drive_the_terminal() {
+        let evil = "\u{1b}]0;pwned\u{7}\u{1b}[2Jname\u{9b}31m\u{202e}txt.exe\nfake row";
+        let r = Resource::new("x:///a", evil)
+            .with_description(evil)
+            .with_mime_type(evil);
+        for out in [
+            resources_table(std::slice::from_ref(&r)),
+            resource_details(&r),
+            tree(&[Node::leaf(r.clone())]),
+            completion(&Completion::from_matches(vec![evil.to_owned()])).0,
+        ] {
+            assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+            assert!(!out.contains('\u{202e}'), "{out:?}");
+            assert!(out.contains("\\u{1b}]0;pwned\\u{7}"), "{out:?}");
+            assert!(
+                !out.contains("\nfake row"),
+                "a name stays on its line: {out:?}"
+            );
+        }
+        let json = json_safe(serde_json::to_string(&serde_json::json!({"name": evil})).unwrap());
+        assert!(
+            !json.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{json}"
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&json).unwrap()["name"],
+            evil
+        );
+        assert_eq!(clean_text("a\n\tb\u{1b}c"), "a\n\tb\\u{1b}c");
+    }
     use rsrc::protocol::Annotations;
 
     fn sample() -> Vec<Resource> {

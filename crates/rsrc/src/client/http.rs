@@ -80,15 +80,35 @@ struct SseEvent {
     data: String,
 }
 
-/// Incremental SSE parsing: bytes in, complete events out.
-#[derive(Default)]
+/// Incremental SSE parsing: bytes in, complete events out, an event never held beyond
+/// the client's message limit.
 struct SseParser {
     buf: Vec<u8>,
+    limit: usize,
 }
 
 impl SseParser {
+    fn new(limit: usize) -> Self {
+        SseParser {
+            buf: Vec::new(),
+            limit,
+        }
+    }
+
     fn push(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
+    }
+
+    /// After the complete events were taken: an error if the one still arriving is
+    /// already longer than the limit.
+    fn check(&self) -> Result<(), ClientError> {
+        if self.buf.len() > self.limit {
+            return Err(ClientError::Protocol(format!(
+                "an event of the server's stream exceeds this client's limit of {} bytes",
+                self.limit
+            )));
+        }
+        Ok(())
     }
 
     fn next_event(&mut self) -> Option<SseEvent> {
@@ -120,6 +140,33 @@ impl SseParser {
             });
         }
     }
+}
+
+/// How much of an error response's body is kept for the message.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// A response body of at most `limit` bytes, read as it arrives (a server that announces
+/// or sends more is refused before it is all buffered).
+async fn read_body(resp: reqwest::Response, limit: usize) -> Result<Vec<u8>, ClientError> {
+    let too_long = || {
+        ClientError::Protocol(format!(
+            "the response exceeds this client's limit of {limit} bytes"
+        ))
+    };
+    if resp.content_length().is_some_and(|n| n > limit as u64) {
+        return Err(too_long());
+    }
+    let mut out = Vec::new();
+    let mut body = resp.bytes_stream();
+    while let Some(chunk) = body.next().await {
+        let chunk =
+            chunk.map_err(|e| ClientError::Protocol(format!("reading the response: {e}")))?;
+        if out.len() + chunk.len() > limit {
+            return Err(too_long());
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
 }
 
 /// The end of the first event block: (where its content ends, where the next begins).
@@ -246,8 +293,9 @@ impl Shared {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_ascii_lowercase();
+        let limit = self.options.max_message;
         if ct.starts_with("text/event-stream") {
-            let mut parser = SseParser::default();
+            let mut parser = SseParser::new(limit);
             let mut body = resp.bytes_stream();
             while let Some(chunk) = body.next().await {
                 let chunk =
@@ -261,13 +309,11 @@ impl Shared {
                         return a.map_err(ClientError::Rpc);
                     }
                 }
+                parser.check()?;
             }
             return Err(ClientError::Closed);
         }
-        let bytes = resp
-            .bytes()
-            .await
-            .map_err(|e| ClientError::Protocol(format!("reading the response: {e}")))?;
+        let bytes = read_body(resp, limit).await?;
         if ct.starts_with("application/json")
             && let Seen::Answer(a) = self.route(&bytes, Some(id))
         {
@@ -416,7 +462,10 @@ impl HttpLink {
             Ok(())
         } else {
             let status = resp.status();
-            Err(http_error(status, &resp.bytes().await.unwrap_or_default()))
+            Err(http_error(
+                status,
+                &read_body(resp, ERROR_BODY_LIMIT).await.unwrap_or_default(),
+            ))
         }
     }
 
@@ -479,6 +528,7 @@ async fn get_stream(shared: Weak<Shared>) {
     loop {
         let Some(s) = shared.upgrade() else { return };
         let closed = s.closed.clone();
+        let limit = s.options.max_message;
         let mut req = s
             .http
             .get(s.url.clone())
@@ -501,7 +551,7 @@ async fn get_stream(shared: Weak<Shared>) {
         match resp {
             Ok(r) if r.status().is_success() => {
                 failures = 0;
-                let mut parser = SseParser::default();
+                let mut parser = SseParser::new(limit);
                 let mut body = r.bytes_stream();
                 loop {
                     let chunk = tokio::select! {
@@ -518,6 +568,10 @@ async fn get_stream(shared: Weak<Shared>) {
                         if !event.data.is_empty() {
                             s.route(event.data.as_bytes(), None);
                         }
+                    }
+                    if let Err(e) = parser.check() {
+                        tracing::warn!(error = %e, "the server's GET stream is dropped");
+                        break;
                     }
                 }
             }
@@ -564,7 +618,7 @@ mod tests {
 
     #[test]
     fn sse_events_are_parsed_across_chunks_and_line_endings() {
-        let mut p = SseParser::default();
+        let mut p = SseParser::new(1 << 20);
         p.push(b": keep-alive\n\nid: 0-1\ndata: {\"a\"");
         assert!(p.next_event().is_none());
         p.push(b":1}\n\nid: 0-2\r\ndata: x\r\n\r\n");
