@@ -317,3 +317,72 @@ async fn jwts_are_checked_for_signature_expiry_and_audience() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_belongs_to_the_identity_that_created_it() {
+    let resource = "https://mcp.example.com/mcp";
+    let srv = start(HttpConfig {
+        auth: Some(AuthConfig::new(
+            TokenVerifier::Jwt(JwtVerifier::hmac(b"key-one")),
+            resource,
+        )),
+        ..HttpConfig::default()
+    })
+    .await;
+    let peer = srv.peer();
+    let host = peer.host();
+    let exp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 600;
+    let token = |sub: &str, n: u64| {
+        format!(
+            "Bearer {}",
+            jwt(
+                &json!({"aud": resource, "exp": exp + n, "sub": sub}),
+                b"key-one"
+            )
+        )
+    };
+    let (alice, alice_again, mallory) = (token("alice", 0), token("alice", 1), token("mallory", 0));
+    fn headers<'a>(
+        host: &'a str,
+        auth: &'a str,
+        session: Option<&'a str>,
+    ) -> Vec<(&'a str, &'a str)> {
+        let mut h = standard(host);
+        h.push(("authorization", auth));
+        if let Some(id) = session {
+            h.push(("mcp-session-id", id));
+            h.push(("mcp-protocol-version", "2025-11-25"));
+        }
+        h
+    }
+    let with = |auth, session| headers(&host, auth, session);
+    let init = peer
+        .send("POST", &with(&alice, None), INIT.as_bytes())
+        .await;
+    assert_eq!(init.status, 200);
+    let id = init.header("mcp-session-id").unwrap().to_owned();
+    let ping = br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    // Another valid identity can neither use, resume nor end the session: it does not
+    // exist for it.
+    let used = peer.send("POST", &with(&mallory, Some(&id)), ping).await;
+    assert_eq!(used.status, 404);
+    let mut get = with(&mallory, Some(&id));
+    get.retain(|(k, _)| *k != "content-type" && *k != "accept");
+    get.push(("accept", "text/event-stream"));
+    get.push(("last-event-id", "0-1"));
+    let resumed = peer.send("GET", &get, b"").await;
+    assert_eq!(resumed.status, 404);
+    let ended = peer.send("DELETE", &with(&mallory, Some(&id)), b"").await;
+    assert_eq!(ended.status, 404);
+    // The same subject with another token is the same identity.
+    let again = peer
+        .send("POST", &with(&alice_again, Some(&id)), ping)
+        .await;
+    assert_eq!(again.status, 200, "{:?}", again.messages);
+    let ended = peer.send("DELETE", &with(&alice, Some(&id)), b"").await;
+    assert_eq!(ended.status, 204);
+}

@@ -115,8 +115,9 @@ impl AuthConfig {
         serde_json::to_vec(&doc).unwrap_or_default()
     }
 
-    /// Checks the `Authorization` header.
-    pub(super) fn check(&self, headers: &HeaderMap) -> Result<(), Response> {
+    /// Checks the `Authorization` header; the identity it proves owns the sessions it
+    /// creates.
+    pub(super) fn check(&self, headers: &HeaderMap) -> Result<Owner, Response> {
         let Some(value) = headers.get(header::AUTHORIZATION) else {
             return Err(self.challenge(None));
         };
@@ -134,15 +135,26 @@ impl AuthConfig {
                 // Digests, so that the comparison does not reveal the token's length.
                 let (got, want) = (Sha256::digest(token), Sha256::digest(expected));
                 if bool::from(got.as_slice().ct_eq(want.as_slice())) {
-                    Ok(())
+                    Ok(Owner(got.into()))
                 } else {
                     Err(self.challenge(Some("the token is not valid")))
                 }
             }
             #[cfg(feature = "jwt")]
-            TokenVerifier::Jwt(v) => v
-                .verify(token, &self.resource)
-                .map_err(|why| self.challenge(Some(&why))),
+            TokenVerifier::Jwt(v) => match v.verify(token, &self.resource) {
+                // The subject, as its issuer names it; a token without one is its own
+                // identity.
+                Ok(Some((iss, sub))) => Ok(Owner(
+                    Sha256::new()
+                        .chain_update(iss.as_bytes())
+                        .chain_update([0])
+                        .chain_update(sub.as_bytes())
+                        .finalize()
+                        .into(),
+                )),
+                Ok(None) => Ok(Owner(Sha256::digest(token).into())),
+                Err(why) => Err(self.challenge(Some(&why))),
+            },
         }
     }
 
@@ -166,6 +178,11 @@ impl AuthConfig {
         res
     }
 }
+
+/// Who made a request, when authentication is on: a digest of the static token, or of a
+/// JWT's issuer and subject. A legacy session belongs to the identity that created it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Owner([u8; 32]);
 
 /// 400 for a token in the query string (RFC 6750 §2.3 is not allowed by MCP).
 pub(super) fn query_token_refused() -> Response {
@@ -269,7 +286,12 @@ mod jwt {
             self
         }
 
-        pub(in super::super) fn verify(&self, token: &str, resource: &str) -> Result<(), String> {
+        /// Verifies `token` for `resource`; its issuer and subject when it names a subject.
+        pub(in super::super) fn verify(
+            &self,
+            token: &str,
+            resource: &str,
+        ) -> Result<Option<(String, String)>, String> {
             let mut v = Validation::new(self.algorithms[0]);
             v.algorithms.clone_from(&self.algorithms);
             v.validate_nbf = true;
@@ -286,7 +308,15 @@ mod jwt {
                 v.set_required_spec_claims(&["exp", "aud", "iss"]);
             }
             jsonwebtoken::decode::<serde_json::Value>(token, &self.key, &v)
-                .map(drop)
+                .map(|data| {
+                    let claim = |k: &str| {
+                        data.claims
+                            .get(k)
+                            .and_then(|v| v.as_str())
+                            .map(str::to_owned)
+                    };
+                    claim("sub").map(|sub| (claim("iss").unwrap_or_default(), sub))
+                })
                 .map_err(|e| {
                     use jsonwebtoken::errors::ErrorKind as K;
                     match e.kind() {

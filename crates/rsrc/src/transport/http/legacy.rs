@@ -28,6 +28,7 @@ use rsrc_protocol::jsonrpc::{self, ErrorCode, Message};
 use rsrc_protocol::methods::{Initialize, Method as _};
 use tokio_util::sync::CancellationToken;
 
+use super::auth::Owner;
 use super::sse::{self, LogLimits, StreamLog};
 use super::{
     HeaderVersion, LAST_EVENT_ID, SESSION_ID, Settled, Shared, checks, era_of, error_response,
@@ -61,6 +62,9 @@ pub(super) struct HttpSession {
     /// Cancelled when the session ends.
     ended: CancellationToken,
     limits: LogLimits,
+    /// The identity that created the session (with authentication on): no other may use,
+    /// resume or end it.
+    owner: Option<Owner>,
 }
 
 impl std::fmt::Debug for HttpSession {
@@ -72,7 +76,7 @@ impl std::fmt::Debug for HttpSession {
 }
 
 impl HttpSession {
-    fn new(stop: &CancellationToken, limits: LogLimits) -> Self {
+    fn new(stop: &CancellationToken, limits: LogLimits, owner: Option<Owner>) -> Self {
         let mut raw = [0u8; 24];
         // Without an entropy source no session can be made safe: refusing is the only
         // honest answer, and getrandom on Linux does not fail once the pool is ready.
@@ -90,6 +94,7 @@ impl HttpSession {
             last_used_ms: AtomicU64::new(0),
             ended: CancellationToken::new(),
             limits,
+            owner,
         }
     }
 
@@ -199,7 +204,7 @@ impl Sessions {
                 .map(|s| Arc::clone(&s.id));
             match victim.and_then(|id| map.remove(&id)) {
                 Some(old) => {
-                    tracing::info!(session = %old.id, "session cap reached: ended the least recently used session");
+                    tracing::info!("session cap reached: ended the least recently used session");
                     old.end();
                 }
                 None => return false,
@@ -247,7 +252,13 @@ impl Sessions {
     }
 }
 
-fn session_of(sh: &Shared, headers: &HeaderMap) -> Result<Arc<HttpSession>, Response> {
+/// The session the request names, if it exists and belongs to `owner`; another
+/// identity's session answers exactly like an unknown one.
+fn session_of(
+    sh: &Shared,
+    headers: &HeaderMap,
+    owner: Option<Owner>,
+) -> Result<Arc<HttpSession>, Response> {
     let Some(id) = headers.get(SESSION_ID) else {
         return Err(rejection(
             StatusCode::BAD_REQUEST,
@@ -258,6 +269,7 @@ fn session_of(sh: &Shared, headers: &HeaderMap) -> Result<Arc<HttpSession>, Resp
     id.to_str()
         .ok()
         .and_then(|id| sh.sessions.get(id))
+        .filter(|s| s.owner == owner)
         .ok_or_else(|| {
             rejection(
                 StatusCode::NOT_FOUND,
@@ -268,7 +280,12 @@ fn session_of(sh: &Shared, headers: &HeaderMap) -> Result<Arc<HttpSession>, Resp
 }
 
 /// A POST of the 2025 revisions.
-pub(super) async fn post(sh: &Arc<Shared>, headers: &HeaderMap, body: &[u8]) -> Response {
+pub(super) async fn post(
+    sh: &Arc<Shared>,
+    headers: &HeaderMap,
+    owner: Option<Owner>,
+    body: &[u8],
+) -> Response {
     let message = match jsonrpc::decode(body) {
         Ok(m) => m,
         Err(e) => {
@@ -278,9 +295,9 @@ pub(super) async fn post(sh: &Arc<Shared>, headers: &HeaderMap, body: &[u8]) -> 
     if let Message::Request(r) = &message
         && r.method == Initialize::NAME
     {
-        return initialize(sh, message);
+        return initialize(sh, message, owner);
     }
-    let session = match session_of(sh, headers) {
+    let session = match session_of(sh, headers, owner) {
         Ok(s) => s,
         Err(refusal) => {
             if headers.get(SESSION_ID).is_none() && super::modern::speaks_modern(&message) {
@@ -365,13 +382,13 @@ pub(super) async fn post(sh: &Arc<Shared>, headers: &HeaderMap, body: &[u8]) -> 
     }
 }
 
-fn initialize(sh: &Arc<Shared>, message: Message<'_>) -> Response {
+fn initialize(sh: &Arc<Shared>, message: Message<'_>, owner: Option<Owner>) -> Response {
     let limits = LogLimits {
         max_events: sh.config.replay_events.max(1),
         max_bytes: sh.config.replay_bytes,
         budget: Arc::clone(&sh.replay_budget),
     };
-    let session = Arc::new(HttpSession::new(&sh.stop, limits));
+    let session = Arc::new(HttpSession::new(&sh.stop, limits, owner));
     let Handled::Reply(reply) =
         sh.server
             .handle_decoded(&session.engine, message, &Notifier::discard())
@@ -402,7 +419,7 @@ fn initialize(sh: &Arc<Shared>, message: Message<'_>) -> Response {
 }
 
 /// GET: the standalone stream, or the resumption of any stream of the session.
-pub(super) fn get(sh: &Arc<Shared>, headers: &HeaderMap) -> Response {
+pub(super) fn get(sh: &Arc<Shared>, headers: &HeaderMap, owner: Option<Owner>) -> Response {
     if !checks::accepts(headers.get(http::header::ACCEPT), "text", "event-stream") {
         return rejection(
             StatusCode::NOT_ACCEPTABLE,
@@ -417,7 +434,7 @@ pub(super) fn get(sh: &Arc<Shared>, headers: &HeaderMap) -> Response {
             format!("unsupported MCP-Protocol-Version {v:?}"),
         );
     }
-    let session = match session_of(sh, headers) {
+    let session = match session_of(sh, headers, owner) {
         Ok(s) => s,
         Err(refusal) => return refusal,
     };
@@ -481,8 +498,8 @@ pub(super) fn get(sh: &Arc<Shared>, headers: &HeaderMap) -> Response {
 }
 
 /// DELETE: ends the session.
-pub(super) fn delete(sh: &Arc<Shared>, headers: &HeaderMap) -> Response {
-    let session = match session_of(sh, headers) {
+pub(super) fn delete(sh: &Arc<Shared>, headers: &HeaderMap, owner: Option<Owner>) -> Response {
+    let session = match session_of(sh, headers, owner) {
         Ok(s) => s,
         Err(refusal) => return refusal,
     };

@@ -316,18 +316,19 @@ where
 }
 
 async fn endpoint(State(sh): State<Arc<Shared>>, req: Request) -> Response {
-    if let Err(refusal) = sh.screen(&req) {
-        return refusal;
-    }
+    let owner = match sh.screen(&req) {
+        Ok(owner) => owner,
+        Err(refusal) => return refusal,
+    };
     match *req.method() {
-        Method::POST => sh.post(req).await,
+        Method::POST => sh.post(req, owner).await,
         Method::GET => match era_of(req.headers()) {
             HeaderVersion::Modern(_) => method_not_allowed(),
-            _ => legacy::get(&sh, req.headers()),
+            _ => legacy::get(&sh, req.headers(), owner),
         },
         Method::DELETE => match era_of(req.headers()) {
             HeaderVersion::Modern(_) => method_not_allowed(),
-            _ => legacy::delete(&sh, req.headers()),
+            _ => legacy::delete(&sh, req.headers(), owner),
         },
         _ => method_not_allowed(),
     }
@@ -375,8 +376,9 @@ fn era_of(headers: &HeaderMap) -> HeaderVersion {
 }
 
 impl Shared {
-    /// The checks every request to the endpoint passes first.
-    fn screen(&self, req: &Request) -> Result<(), Response> {
+    /// The checks every request to the endpoint passes first; with authentication on,
+    /// who made it.
+    fn screen(&self, req: &Request) -> Result<Option<auth::Owner>, Response> {
         self.check_host_origin(req.headers(), req.uri())?;
         if req.uri().query().is_some_and(|q| {
             q.split('&')
@@ -384,10 +386,10 @@ impl Shared {
         }) {
             return Err(auth::query_token_refused());
         }
-        if let Some(auth) = &self.config.auth {
-            auth.check(req.headers())?;
+        match &self.config.auth {
+            Some(auth) => auth.check(req.headers()).map(Some),
+            None => Ok(None),
         }
-        Ok(())
     }
 
     fn check_host_origin(&self, headers: &HeaderMap, uri: &http::Uri) -> Result<(), Response> {
@@ -439,7 +441,7 @@ impl Shared {
         Ok(())
     }
 
-    async fn post(self: &Arc<Self>, req: Request) -> Response {
+    async fn post(self: &Arc<Self>, req: Request, owner: Option<auth::Owner>) -> Response {
         let (parts, body) = req.into_parts();
         if !checks::is_json(parts.headers.get(header::CONTENT_TYPE)) {
             return rejection(
@@ -465,7 +467,7 @@ impl Shared {
         match era_of(&parts.headers) {
             HeaderVersion::Modern(v) => modern::post(self, &parts.headers, &bytes, v).await,
             HeaderVersion::Legacy | HeaderVersion::Absent => {
-                legacy::post(self, &parts.headers, &bytes).await
+                legacy::post(self, &parts.headers, owner, &bytes).await
             }
             HeaderVersion::Unsupported(requested) => {
                 let e = crate::error::RequestError::UnsupportedVersion { requested }
