@@ -577,3 +577,51 @@ async fn shutdown_finishes_requests_in_flight_and_closes_streams() {
         "no longer accepting"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_request_inside_a_legacy_session_is_refused_and_holds_nothing() {
+    // Served inside the session, a 2026 listen would take no stream permit and keep the
+    // session busy for ever: enough of them would lock every later initialize out.
+    let srv = start_with(
+        watched(),
+        HttpConfig {
+            max_sessions: 300,
+            max_streams: 4,
+            ..HttpConfig::default()
+        },
+    )
+    .await;
+    let host = srv.addr.to_string();
+    let listen = json!({"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
+        "params": {"notifications": {"resourcesListChanged": true}, "_meta": rsrc_testkit::modern_meta()}})
+    .to_string();
+    for _ in 0..300 {
+        let mut p = srv.peer();
+        p.initialize().await;
+        let sid = p.session().unwrap().to_owned();
+        let mut h = standard(&host);
+        h.push(("mcp-session-id", &sid));
+        h.push(("mcp-protocol-version", "2025-11-25"));
+        let res = p.send("POST", &h, listen.as_bytes()).await;
+        assert_eq!(res.status, 400);
+        assert_eq!(res.error_code(), Some(-32020));
+        assert_eq!(res.json()["id"], 9);
+    }
+    // Nothing is held: a new session evicts an idle one, and the modern path's streams
+    // are all there.
+    let mut late = srv.peer();
+    assert_eq!(late.initialize().await.status, 200);
+    let mut streams = Vec::new();
+    for _ in 0..4 {
+        let mut m = modern(&srv);
+        let msg = m.modern_request(
+            "subscriptions/listen",
+            json!({"notifications": {"resourcesListChanged": true}}),
+        );
+        let h: Vec<(String, String)> = m.headers_for(&msg);
+        let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let s = m.open("POST", &h, msg.to_string().as_bytes()).await;
+        assert_eq!(s.status, 200);
+        streams.push(s);
+    }
+}

@@ -297,21 +297,23 @@ pub(super) async fn post(
     {
         return initialize(sh, message, owner);
     }
+    // A 2026-07-28 request (its `_meta` says so) is never served inside a legacy
+    // session, where it would escape the modern path's caps on streams and its
+    // cancellation: its header must say 2026-07-28, and then it needs no session.
+    if super::modern::speaks_modern(&message) {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            super::modern::request_id(&message),
+            &jsonrpc::ErrorObject::new(
+                ErrorCode::HEADER_MISMATCH,
+                "the request names revision 2026-07-28 in _meta: send it with \
+                 MCP-Protocol-Version: 2026-07-28, outside any session",
+            ),
+        );
+    }
     let session = match session_of(sh, headers, owner) {
         Ok(s) => s,
-        Err(refusal) => {
-            if headers.get(SESSION_ID).is_none() && super::modern::speaks_modern(&message) {
-                return error_response(
-                    StatusCode::BAD_REQUEST,
-                    super::modern::request_id(&message),
-                    &jsonrpc::ErrorObject::new(
-                        ErrorCode::HEADER_MISMATCH,
-                        "missing MCP-Protocol-Version header",
-                    ),
-                );
-            }
-            return refusal;
-        }
+        Err(refusal) => return refusal,
     };
     if matches!(message, Message::Request(_))
         && session.engine.in_flight() >= sh.config.max_in_flight
