@@ -27,6 +27,8 @@ mod cursor;
 pub mod declare;
 mod error;
 mod extension;
+#[doc(hidden)]
+pub mod fuzzing;
 mod provider;
 mod resource_set;
 pub mod server;

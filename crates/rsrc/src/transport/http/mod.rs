@@ -715,3 +715,28 @@ fn unnumbered_sse(
         None => sse_response(body),
     }
 }
+
+/// The header checks on arbitrary bytes, for the fuzz target (`rsrc::fuzzing`): no value
+/// panics them, and the era of any `MCP-Protocol-Version` is decided.
+#[doc(hidden)]
+pub fn fuzz_headers(data: &[u8]) {
+    let Ok(value) = HeaderValue::from_bytes(data) else {
+        return;
+    };
+    let _ = checks::accepts(Some(&value), "text", "event-stream");
+    let _ = checks::accepts(Some(&value), "application", "json");
+    let _ = checks::is_json(Some(&value));
+    let bound = SocketAddr::from(([127, 0, 0, 1], 8080));
+    let hosts = checks::Allowlist::new(checks::default_hosts(bound));
+    let origins = checks::Allowlist::new(checks::origins_of(&checks::default_hosts(bound)));
+    if let Ok(text) = value.to_str() {
+        let _ = (hosts.allows(text), origins.allows(text));
+    }
+    let mut headers = HeaderMap::new();
+    headers.insert(PROTOCOL_VERSION, value);
+    let _ = era_of(&headers);
+    // The body side of the modern checks: any bytes as a message.
+    if let Ok(message) = jsonrpc::decode(data) {
+        let _ = modern::speaks_modern(&message);
+    }
+}
