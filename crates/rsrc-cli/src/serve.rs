@@ -148,6 +148,11 @@ pub(crate) struct HttpArgs {
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     header_timeout: Duration,
 
+    /// Longest wait on a client that does not read its response (at least 16 KiB must
+    /// go out in each such period), after which its connection is closed.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    write_timeout: Duration,
+
     /// Worker threads. One (the default) serves tens of thousands of requests per second
     /// with the least CPU per request; more spread connections over cores.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
@@ -513,6 +518,7 @@ fn serve_http(
             max_sessions: h.max_sessions.max(1),
             session_idle: h.session_idle,
             header_read_timeout: h.header_timeout,
+            write_stall_timeout: h.write_timeout.max(Duration::from_millis(100)),
             shutdown_grace: args.shutdown_grace,
             auth: auth_config(h, bound)?,
             ..HttpConfig::default()

@@ -386,3 +386,47 @@ async fn a_session_belongs_to_the_identity_that_created_it() {
     let ended = peer.send("DELETE", &with(&alice, Some(&id)), b"").await;
     assert_eq!(ended.status, 204);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_reading_a_large_response_loses_its_connection() {
+    let big = rsrc::ResourceSet::new().with_text(
+        rsrc::protocol::Resource::new("big:///x", "x"),
+        "y".repeat(30 << 20),
+    );
+    let server = rsrc::Server::builder("t", "0")
+        .mount("big:", big)
+        .build()
+        .unwrap();
+    let srv = harness::start_with(
+        server,
+        HttpConfig {
+            max_connections: 1,
+            write_stall_timeout: Duration::from_secs(1),
+            ..HttpConfig::default()
+        },
+    )
+    .await;
+    let host = srv.peer().host();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read",
+        "params": {"uri": "big:///x", "_meta": rsrc_testkit::modern_meta()}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: resources/read\r\nmcp-name: big:///x\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    // The stalled reader holds the only connection until the server gives up on it.
+    let mut stalled = TcpStream::connect(srv.addr).await.unwrap();
+    stalled.write_all(request.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut next = srv.peer();
+    next.speak(rsrc::protocol::ProtocolVersion::V2026_07_28);
+    let ping = next.modern_request("resources/list", json!({}));
+    let res = tokio::time::timeout(Duration::from_secs(20), next.post(&ping))
+        .await
+        .expect("the stalled connection was dropped, so the next one was served");
+    assert_eq!(res.status, 200);
+    // What the stalled reader gets is cut short.
+    let mut got = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), stalled.read_to_end(&mut got)).await;
+    assert!(got.len() < 30 << 20, "{} bytes", got.len());
+}

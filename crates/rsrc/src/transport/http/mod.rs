@@ -25,6 +25,7 @@ mod checks;
 mod legacy;
 mod modern;
 mod sse;
+mod stall;
 
 use std::future::Future;
 use std::io;
@@ -94,6 +95,10 @@ pub struct HttpConfig {
     pub header_read_timeout: Duration,
     /// Most connections open at once; more wait in the listen backlog (default 1024).
     pub max_connections: usize,
+    /// How long a response may wait on a client that does not read it before the
+    /// connection is closed: in every such period at least 16 KiB must be sent
+    /// (default 30 s).
+    pub write_stall_timeout: Duration,
     /// Most legacy sessions at once (default 4096).
     pub max_sessions: usize,
     /// A legacy session unused this long ends (default 30 min).
@@ -140,6 +145,7 @@ impl Default for HttpConfig {
             replay_bytes: 1024 * 1024,
             replay_budget: 64 * 1024 * 1024,
             shutdown_grace: Duration::from_secs(10),
+            write_stall_timeout: Duration::from_secs(30),
             auth: None,
         }
     }
@@ -244,6 +250,7 @@ where
     let bound = listener.local_addr()?;
     let grace = config.shutdown_grace;
     let idle = config.session_idle;
+    let write_stall = config.write_stall_timeout;
     let limit = Arc::new(tokio::sync::Semaphore::new(config.max_connections.max(1)));
     let mut http1 = hyper::server::conn::http1::Builder::new();
     http1
@@ -286,6 +293,7 @@ where
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(error = %e, "TCP_NODELAY");
         }
+        let stream = stall::Progress::new(stream, write_stall);
         let conn =
             http1.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
         let conn = graceful.watch(conn);
