@@ -4,8 +4,10 @@
 //! Invariants:
 //! - One rule for every operation: an entry that a listing omits also reads, lists and
 //!   completes as not found, so a hidden `.env` cannot be read by guessing its URI.
-//! - Ignore files are read through the root's capability handle, like everything else, and
-//!   only up to [`MAX_IGNORE_FILE`] bytes.
+//! - Ignore files are read through the root's capability handle exactly like resources
+//!   (non-blocking open, regular files only: a FIFO named `.gitignore` cannot hang the
+//!   server), and only up to [`MAX_IGNORE_FILE`] bytes; every rule that can be read
+//!   applies (lossy UTF-8, whole lines of an oversized file), and what cannot is logged.
 //! - `.git` directories are never exposed.
 //!
 //! Semantics follow git's: the deepest ignore file with a matching pattern decides, `!`
@@ -26,6 +28,46 @@ use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use super::path::RelPath;
+use super::read;
+
+/// The rules text of one ignore file, read like a resource: opened without blocking
+/// through the root's handle, regular files only, at most [`MAX_IGNORE_FILE`] bytes. What
+/// cannot be used is logged and the rest applied: bytes that are not UTF-8 are replaced
+/// (the other patterns still apply), and of a file over the bound the complete lines
+/// within it apply. `None` when there is no such file, or it is not a regular file.
+fn read_ignore_file(dir_handle: &Dir, path: &RelPath) -> Option<String> {
+    let shown = path.to_path();
+    let (file, md) = match read::open_checked(dir_handle, path) {
+        Ok(opened) => opened,
+        Err(read::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            tracing::warn!(file = %shown.display(), error = ?e, "ignore file not read");
+            return None;
+        }
+    };
+    if !md.is_file() {
+        tracing::warn!(file = %shown.display(), "ignore file is not a regular file: not read");
+        return None;
+    }
+    let mut bytes = Vec::new();
+    if let Err(e) = file.take(MAX_IGNORE_FILE).read_to_end(&mut bytes) {
+        tracing::warn!(file = %shown.display(), error = %e, "ignore file not read");
+        return None;
+    }
+    if md.len() > MAX_IGNORE_FILE {
+        // The last line may be cut: only whole lines apply.
+        let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        bytes.truncate(whole);
+        tracing::warn!(file = %shown.display(), size = md.len(), limit = MAX_IGNORE_FILE, "ignore file over the limit: only its first lines apply");
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => Some(text),
+        Err(e) => {
+            tracing::warn!(file = %shown.display(), "ignore file is not UTF-8: invalid bytes replaced");
+            Some(String::from_utf8_lossy(e.as_bytes()).into_owned())
+        }
+    }
+}
 
 /// The largest ignore file read.
 pub(crate) const MAX_IGNORE_FILE: u64 = 1024 * 1024;
@@ -112,21 +154,15 @@ impl Filter {
         let mut builder = GitignoreBuilder::new("/");
         let mut any = false;
         for file in [".gitignore", ".ignore"] {
-            let path = dir.to_path().join(file);
-            let Ok(handle) = dir_handle.open(&path) else {
+            let path = dir.join(OsStr::new(file));
+            let Some(text) = read_ignore_file(dir_handle, &path) else {
                 continue;
             };
-            let mut text = String::new();
-            if handle
-                .take(MAX_IGNORE_FILE)
-                .read_to_string(&mut text)
-                .is_err()
-            {
-                continue;
-            }
             for line in text.lines() {
-                // A bad pattern is skipped, as git skips it.
-                let _ = builder.add_line(None, line);
+                // A bad pattern is skipped, as git skips it; every other one applies.
+                if let Err(e) = builder.add_line(None, line) {
+                    tracing::warn!(file = %path.to_path().display(), error = %e, "ignore pattern skipped");
+                }
                 any = true;
             }
         }
