@@ -508,3 +508,62 @@ async fn a_bad_connection_string_or_unreachable_server_fails_at_start() {
         "{e}"
     );
 }
+
+#[tokio::test]
+async fn settings_a_view_changes_do_not_outlive_its_request() {
+    // A function reached through a view turns the session writable, lifts the time limit
+    // and moves the search path, for the rest of the session: none of it may reach the
+    // next request on the pooled connection.
+    let setup = format!(
+        "{SHOP}
+        CREATE TABLE app.audit (n int);
+        CREATE FUNCTION app.unlock() RETURNS int LANGUAGE sql VOLATILE AS $$
+            SELECT set_config('default_transaction_read_only', 'off', false),
+                   set_config('statement_timeout', '0', false),
+                   set_config('search_path', 'app', false);
+            SELECT 1 $$;
+        CREATE VIEW app.unlocker AS SELECT app.unlock() AS n;
+        CREATE FUNCTION app.sneaky() RETURNS int LANGUAGE sql VOLATILE AS
+            'INSERT INTO app.audit VALUES (1) RETURNING 1';
+        CREATE VIEW app.writes AS SELECT app.sneaky() AS n;
+        CREATE VIEW app.settings AS SELECT current_setting('default_transaction_read_only') AS ro,
+            current_setting('statement_timeout') AS st, current_setting('search_path') AS sp;"
+    );
+    let Some(db) = database(&setup).await else {
+        return;
+    };
+    let config = PostgresConfig {
+        pool_size: 1,
+        watch: false,
+        statement_timeout: Duration::from_millis(1500),
+        ..PostgresConfig::default()
+    };
+    let default_path: String = db
+        .writer
+        .query_one("SELECT current_setting('search_path')", &[])
+        .await
+        .unwrap()
+        .get(0);
+    let (_server, client) = serve(&db, config, EraPreference::Auto).await;
+    client.read("db://shop/app/unlocker/1").await.unwrap();
+    let e = client.read("db://shop/app/writes/1").await.unwrap_err();
+    assert_eq!(e.rpc().map(|e| e.code.0), Some(-32603), "{e}");
+    let audit = db
+        .writer
+        .query_one("SELECT count(*) FROM app.audit", &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        audit.get::<_, i64>(0),
+        0,
+        "the next request could not write"
+    );
+    let settings = client.read("db://shop/app/settings/1").await.unwrap();
+    let Body::Text(json) = &settings.contents[0].body else {
+        panic!("a JSON row");
+    };
+    let row: serde_json::Value = serde_json::from_str(json).unwrap();
+    assert_eq!(row["ro"], "on", "{row}");
+    assert_eq!(row["st"], "1500ms", "{row}");
+    assert_eq!(row["sp"], default_path, "{row}");
+}

@@ -182,7 +182,12 @@ impl PostgresProvider {
             pg,
             NoTls,
             ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
+                // A function reached through a view can change session settings
+                // (`set_config(…, false)`): every connection taken from the pool is first
+                // reset to its start-up settings (`RESET ALL` restores the options above:
+                // read-only, time limits, and the configured `search_path`), its session
+                // authorization, temporary objects and advisory locks.
+                recycling_method: RecyclingMethod::Clean,
             },
         );
         let pool = Pool::builder(manager)

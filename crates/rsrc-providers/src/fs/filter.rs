@@ -239,13 +239,37 @@ impl Filter {
     }
 
     /// Whether every component of `path` is exposed (`is_dir` says what the last one is).
-    pub(crate) fn path_visible(
+    /// Whether `path` is exposed, and so is what it resolves to: a symlink inside the root
+    /// cannot lend its visible name to a hidden, ignored, excluded or `.git` target
+    /// (`notes.txt -> .env`, `docs/g -> ../.git`). The one rule every operation applies
+    /// to a path (reads, metadata, listings, completion, subscriptions).
+    pub(crate) fn resolved_visible(
         &self,
         root_index: usize,
         root: &Dir,
         path: &RelPath,
         is_dir: bool,
     ) -> bool {
+        if !self.path_visible(root_index, root, path, is_dir) {
+            return false;
+        }
+        if path.is_root() {
+            return true;
+        }
+        // Resolved beneath the root by the capability handle; a link that cannot be
+        // resolved there does not exist.
+        match root
+            .canonicalize(path.to_path())
+            .ok()
+            .as_deref()
+            .and_then(RelPath::from_canonical)
+        {
+            Some(target) => target == *path || self.path_visible(root_index, root, &target, is_dir),
+            None => false,
+        }
+    }
+
+    fn path_visible(&self, root_index: usize, root: &Dir, path: &RelPath, is_dir: bool) -> bool {
         let comps = path.components();
         let mut dir = RelPath::root();
         for (i, c) in comps.iter().enumerate() {

@@ -365,7 +365,7 @@ impl Tree {
         if !(md.is_file() || md.is_dir()) {
             return Err(refused(uri, "not a regular file or directory"));
         }
-        if !self.filter.path_visible(root, dir, rel, md.is_dir()) {
+        if !self.filter.resolved_visible(root, dir, rel, md.is_dir()) {
             return Err(ResourceError::not_found(uri));
         }
         Ok(Info::from(&md))
@@ -541,7 +541,7 @@ impl Tree {
             let (file, md) = open_checked(dir, rel).map_err(|e| self.read_error(uri, e))?;
             (Some(file), md)
         };
-        if !self.filter.path_visible(root, dir, rel, md.is_dir()) {
+        if !self.filter.resolved_visible(root, dir, rel, md.is_dir()) {
             return Err(ResourceError::not_found(uri));
         }
         Ok((file, md))

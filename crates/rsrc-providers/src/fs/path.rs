@@ -68,6 +68,20 @@ impl RelPath {
         (!self.0.is_empty()).then(|| RelPath(self.0[..self.0.len() - 1].to_vec()))
     }
 
+    /// A path the filesystem gave relative to the root (a canonical one: no `.`, `..` or
+    /// absolute parts); `None` for anything else.
+    pub(crate) fn from_canonical(path: &std::path::Path) -> Option<RelPath> {
+        use std::path::Component;
+        path.components()
+            .filter(|c| !matches!(c, Component::CurDir))
+            .map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(RelPath)
+    }
+
     /// The path for the filesystem, relative to the root directory (`.` for the root).
     pub(crate) fn to_path(&self) -> PathBuf {
         if self.0.is_empty() {

@@ -136,8 +136,14 @@ fn classify(scope: &Scope<'_>, dir: &RelPath, item: &DirEntry) -> Option<Candida
     } else if file_type.is_dir() {
         (Kind::Dir, Source::Entry)
     } else if file_type.is_symlink() {
-        let md = scope.dir.metadata(dir.join(&name).to_path()).ok()?;
-        if !md.is_file() {
+        let path = dir.join(&name);
+        let md = scope.dir.metadata(path.to_path()).ok()?;
+        // Its target must be exposed too (the link's own name is checked by the caller).
+        if !md.is_file()
+            || !scope
+                .filter
+                .resolved_visible(scope.index, scope.dir, &path, false)
+        {
             return None;
         }
         (Kind::File, Source::Followed(Info::from(&md)))
