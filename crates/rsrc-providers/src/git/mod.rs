@@ -210,6 +210,8 @@ struct Shared {
     /// The display name of `git:///`.
     name: String,
     config: GitConfig,
+    /// The commits the served refs reach (commit ids outside it are not served).
+    reachable: repo::Reachable,
 }
 
 /// Whether `name` can be a URI authority naming a repository.
@@ -282,6 +284,7 @@ impl GitProvider {
                 prefix,
                 name,
                 config,
+                reachable: repo::Reachable::default(),
             }),
         })
     }
@@ -374,7 +377,7 @@ impl Shared {
         uri: &str,
         name: &RefName,
     ) -> Result<Resolved, ResourceError> {
-        repo::resolve(repo, name)
+        repo::resolve(repo, name, &self.reachable, self.config.max_refs)
             .map_err(|e| gix_error(uri, &e))?
             .ok_or_else(|| refused(uri, "no such ref"))
     }
@@ -769,7 +772,7 @@ impl Shared {
         let Some(name) = names::raw_ref(ref_name, self.hash) else {
             return Completion::empty();
         };
-        let Ok(Some(at)) = repo::resolve(repo, &name) else {
+        let Ok(Some(at)) = repo::resolve(repo, &name, &self.reachable, self.config.max_refs) else {
             return Completion::empty();
         };
         let (dir_part, prefix) = value.rsplit_once('/').unwrap_or(("", value));

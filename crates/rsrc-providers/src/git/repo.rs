@@ -6,12 +6,17 @@
 //!   `refs/heads/`, `refs/tags/` or are `HEAD`), objects only by id, and tree entries only
 //!   by comparing names with the entries of a tree object: there is no way out of the
 //!   repository's object graph.
-//! - A blob's size is read from its header before it is inflated: an object over the cap
-//!   is refused without being loaded.
+//! - An object's size is read from its header before it is inflated: a blob over the
+//!   read cap, or a tree, commit or tag over [`MAX_INFLATE`], is refused without being
+//!   loaded.
+//! - A commit named by id is served only if a served reference reaches it
+//!   ([`Reachable`]): an object left in the store by an amended or deleted commit (and
+//!   the secrets it may hold) is not served.
 //! - Malformed objects (a tag whose target cannot be read, a tree that does not parse)
 //!   fail the request that met them; nothing here panics on repository content.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use gix::ObjectId;
 use gix::bstr::{BStr, BString, ByteSlice};
@@ -24,6 +29,108 @@ pub(crate) type GixError = gix::Error;
 
 /// The most annotated tags followed from one reference to its commit.
 const MAX_TAG_DEPTH: usize = 16;
+
+/// The largest tree, commit or tag object inflated.
+pub(crate) const MAX_INFLATE: u64 = 64 * 1024 * 1024;
+
+/// The most commits remembered as reachable; in a larger history, commit ids beyond the
+/// first this many found are not served (by id; the refs still are).
+const MAX_REACHABLE: usize = 4_000_000;
+
+/// A tree, commit or tag object, inflated only if its header says it is within
+/// [`MAX_INFLATE`]; `None` if there is no such object.
+fn find_capped(repo: &gix::Repository, id: ObjectId) -> Result<Option<gix::Object<'_>>, GixError> {
+    let Some(header) = repo.try_find_header(id)? else {
+        return Ok(None);
+    };
+    if header.size() > MAX_INFLATE {
+        tracing::warn!(%id, size = header.size(), "object too large to inflate: not served");
+        return Ok(None);
+    }
+    repo.try_find_object(id)
+}
+
+/// The commits the served references reach, computed once per set of reference tips.
+#[derive(Default)]
+pub(crate) struct Reachable {
+    cached: Mutex<Option<History>>,
+}
+
+/// The commits reachable from one set of reference tips.
+struct History {
+    tips: Vec<ObjectId>,
+    commits: Arc<HashSet<ObjectId>>,
+}
+
+impl std::fmt::Debug for Reachable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reachable").finish_non_exhaustive()
+    }
+}
+
+impl Reachable {
+    /// Whether `id` is a commit some reference in `refs` reaches.
+    pub(crate) fn contains(
+        &self,
+        repo: &gix::Repository,
+        refs: &Refs,
+        id: ObjectId,
+    ) -> Result<bool, GixError> {
+        let mut tips: Vec<ObjectId> = refs.map.values().copied().collect();
+        tips.sort_unstable();
+        tips.dedup();
+        if tips.binary_search(&id).is_ok() {
+            return Ok(true);
+        }
+        let set = {
+            let cached = self.cached.lock().unwrap_or_else(PoisonError::into_inner);
+            match &*cached {
+                Some(h) if h.tips == tips => Some(Arc::clone(&h.commits)),
+                _ => None,
+            }
+        };
+        let set = match set {
+            Some(set) => set,
+            None => {
+                let set = Arc::new(walk_history(repo, &tips)?);
+                *self.cached.lock().unwrap_or_else(PoisonError::into_inner) = Some(History {
+                    tips,
+                    commits: Arc::clone(&set),
+                });
+                set
+            }
+        };
+        Ok(set.contains(&id))
+    }
+}
+
+/// Every commit reachable from `tips` (at most [`MAX_REACHABLE`]).
+fn walk_history(repo: &gix::Repository, tips: &[ObjectId]) -> Result<HashSet<ObjectId>, GixError> {
+    let mut set = HashSet::new();
+    // Tips that are not commits (a tag of a tree) have no history to walk.
+    let commits: Vec<ObjectId> = tips
+        .iter()
+        .copied()
+        .filter(|t| {
+            repo.try_find_header(*t)
+                .ok()
+                .flatten()
+                .is_some_and(|h| h.kind() == gix::objs::Kind::Commit)
+        })
+        .collect();
+    for info in repo.rev_walk(commits).all()? {
+        let Ok(info) = info else { break };
+        if set.len() >= MAX_REACHABLE {
+            tracing::warn!(
+                max = MAX_REACHABLE,
+                "history too long: older commits are not served by id"
+            );
+            break;
+        }
+        set.insert(info.id);
+    }
+    Ok(set)
+}
 
 /// The served references: full name → the object they point to, symbolic references
 /// followed and annotated tags peeled.
@@ -95,7 +202,7 @@ pub(crate) struct CommitInfo {
 pub(crate) fn commit(repo: &gix::Repository, id: ObjectId) -> Result<Option<CommitInfo>, GixError> {
     let mut id = id;
     for _ in 0..=MAX_TAG_DEPTH {
-        let Some(obj) = repo.try_find_object(id)? else {
+        let Some(obj) = find_capped(repo, id)? else {
             return Ok(None);
         };
         match obj.kind {
@@ -140,9 +247,17 @@ pub(crate) struct Resolved {
 pub(crate) fn resolve(
     repo: &gix::Repository,
     name: &RefName,
+    reachable: &Reachable,
+    max_refs: usize,
 ) -> Result<Option<Resolved>, GixError> {
     let (full, id) = match name {
-        RefName::Id(id) => (None, *id),
+        RefName::Id(id) => {
+            let refs = Refs::read(repo, max_refs)?;
+            if !reachable.contains(repo, &refs, *id)? {
+                return Ok(None);
+            }
+            (None, *id)
+        }
         RefName::Name(n) => {
             let mut found = None;
             // Fast path: gix's own lookup tries git's order (`refs/<name>`, tags, heads,
@@ -225,7 +340,9 @@ pub(crate) fn walk(
         let Node::Tree(tree) = node else {
             return Ok(None);
         };
-        let obj = repo.find_object(tree)?;
+        let Some(obj) = find_capped(repo, tree)? else {
+            return Ok(None);
+        };
         if obj.kind != gix::objs::Kind::Tree {
             return Ok(None);
         }
@@ -259,7 +376,9 @@ pub(crate) struct Entry {
 /// The entries of a tree, bytewise by name: submodules (commits) and names that cannot be
 /// a path component are left out.
 pub(crate) fn entries(repo: &gix::Repository, tree: ObjectId) -> Result<Vec<Entry>, GixError> {
-    let obj = repo.find_object(tree)?;
+    let Some(obj) = find_capped(repo, tree)? else {
+        return Ok(Vec::new());
+    };
     if obj.kind != gix::objs::Kind::Tree {
         return Ok(Vec::new());
     }
