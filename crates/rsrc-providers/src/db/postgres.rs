@@ -182,12 +182,9 @@ impl PostgresProvider {
             pg,
             NoTls,
             ManagerConfig {
-                // A function reached through a view can change session settings
-                // (`set_config(…, false)`): every connection taken from the pool is first
-                // reset to its start-up settings (`RESET ALL` restores the options above:
-                // read-only, time limits, and the configured `search_path`), its session
-                // authorization, temporary objects and advisory locks.
-                recycling_method: RecyclingMethod::Clean,
+                // Connections are reset before each statement instead (`rows::RESET`),
+                // sent in the same round trip.
+                recycling_method: RecyclingMethod::Fast,
             },
         );
         let pool = Pool::builder(manager)

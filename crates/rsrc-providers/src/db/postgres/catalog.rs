@@ -145,6 +145,12 @@ WHERE i.indisprimary AND i.indrelid = ANY($1)";
 /// Reads the served part of the catalog through `pool`.
 pub(super) async fn load(pool: &Pool) -> Result<Catalog, String> {
     let client = pool.get().await.map_err(|e| e.to_string())?;
+    // The catalog is read with the start-up settings (`format_type` depends on the
+    // `search_path`), whatever an earlier statement's view changed.
+    client
+        .batch_execute(super::rows::RESET)
+        .await
+        .map_err(|e| e.to_string())?;
     let rels = client
         .query(CATALOG_SQL, &[])
         .await
