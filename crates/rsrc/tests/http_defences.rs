@@ -245,6 +245,27 @@ async fn a_static_bearer_token_is_required_when_configured() {
     }
 }
 
+const JWT_RESOURCE: &str = "https://mcp.example.com/mcp";
+
+/// A server taking HMAC JWTs signed with `key-one` for [`JWT_RESOURCE`].
+async fn jwt_server() -> harness::Running {
+    start(HttpConfig {
+        auth: Some(AuthConfig::new(
+            TokenVerifier::Jwt(JwtVerifier::hmac(b"key-one")),
+            JWT_RESOURCE,
+        )),
+        ..HttpConfig::default()
+    })
+    .await
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
 fn jwt(claims: &Value, secret: &[u8]) -> String {
     jsonwebtoken::encode(
         &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
@@ -256,21 +277,11 @@ fn jwt(claims: &Value, secret: &[u8]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jwts_are_checked_for_signature_expiry_and_audience() {
-    let resource = "https://mcp.example.com/mcp";
-    let srv = start(HttpConfig {
-        auth: Some(AuthConfig::new(
-            TokenVerifier::Jwt(JwtVerifier::hmac(b"key-one")),
-            resource,
-        )),
-        ..HttpConfig::default()
-    })
-    .await;
+    let resource = JWT_RESOURCE;
+    let srv = jwt_server().await;
     let peer = srv.peer();
     let host = peer.host();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
+    let now = unix_now();
     let cases = [
         (
             jwt(&json!({"aud": resource, "exp": now + 600}), b"key-one"),
@@ -320,22 +331,11 @@ async fn jwts_are_checked_for_signature_expiry_and_audience() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_belongs_to_the_identity_that_created_it() {
-    let resource = "https://mcp.example.com/mcp";
-    let srv = start(HttpConfig {
-        auth: Some(AuthConfig::new(
-            TokenVerifier::Jwt(JwtVerifier::hmac(b"key-one")),
-            resource,
-        )),
-        ..HttpConfig::default()
-    })
-    .await;
+    let resource = JWT_RESOURCE;
+    let srv = jwt_server().await;
     let peer = srv.peer();
     let host = peer.host();
-    let exp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        + 600;
+    let exp = unix_now() + 600;
     let token = |sub: &str, n: u64| {
         format!(
             "Bearer {}",

@@ -225,12 +225,7 @@ async fn completion_sees_the_variables_already_chosen() {
 async fn list_functions_name_every_variable() {
     let mut p = peer(ProtocolVersion::V2025_11_25).await;
     let r = p.request("resources/list", json!({})).await;
-    let uris: Vec<&str> = r["result"]["resources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["uri"].as_str().unwrap())
-        .collect();
+    let uris = common::listed_uris(&r);
     assert_eq!(
         uris,
         [

@@ -79,12 +79,7 @@ async fn listing_a_collection_gives_its_direct_children_only() {
     for v in ProtocolVersion::ALL {
         let mut p = peer(v).await;
         let resp = call(&mut p, "resources/list", json!({"uri": "sample:///guide"})).await;
-        let uris: Vec<&str> = resp["result"]["resources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["uri"].as_str().unwrap())
-            .collect();
+        let uris = common::listed_uris(&resp);
         assert_eq!(
             uris,
             [

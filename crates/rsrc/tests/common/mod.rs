@@ -181,3 +181,13 @@ pub async fn read(p: &mut Peer, uri: &str) -> serde_json::Value {
     p.call("resources/read", serde_json::json!({ "uri": uri }))
         .await
 }
+
+/// The URIs of a listing response, in order.
+pub fn listed_uris(resp: &serde_json::Value) -> Vec<&str> {
+    resp["result"]["resources"]
+        .as_array()
+        .unwrap_or_else(|| panic!("not a listing: {resp}"))
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap_or_default())
+        .collect()
+}
