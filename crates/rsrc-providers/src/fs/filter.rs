@@ -60,11 +60,50 @@ fn read_ignore_file(dir_handle: &Dir, path: &RelPath) -> Option<String> {
         bytes.truncate(whole);
         tracing::warn!(file = %shown.display(), size = md.len(), limit = MAX_IGNORE_FILE, "ignore file over the limit: only its first lines apply");
     }
+    Some(decode_rules(bytes, &shown))
+}
+
+/// An ignore file's text: UTF-8, or with the invalid bytes replaced (the other patterns
+/// still apply).
+fn decode_rules(bytes: Vec<u8>, shown: &Path) -> String {
     match String::from_utf8(bytes) {
-        Ok(text) => Some(text),
+        Ok(text) => text,
         Err(e) => {
             tracing::warn!(file = %shown.display(), "ignore file is not UTF-8: invalid bytes replaced");
-            Some(String::from_utf8_lossy(e.as_bytes()).into_owned())
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }
+    }
+}
+
+/// Adds every pattern of `text` that parses to `builder` (a bad one is skipped and
+/// logged, as git skips it); whether there was any line.
+fn add_rules(builder: &mut GitignoreBuilder, text: &str, shown: &Path) -> bool {
+    let mut any = false;
+    for line in text.lines() {
+        if let Err(e) = builder.add_line(None, line) {
+            tracing::warn!(file = %shown.display(), error = %e, "ignore pattern skipped");
+        }
+        any = true;
+    }
+    any
+}
+
+/// The ignore-file parser on arbitrary bytes, for the fuzz target and its corpus replay:
+/// decoding, patterns and matching never panic.
+#[doc(hidden)]
+pub fn fuzz_ignore_file(data: &[u8]) {
+    let shown = Path::new(".gitignore");
+    let text = decode_rules(data.to_vec(), shown);
+    let mut builder = GitignoreBuilder::new("/");
+    add_rules(&mut builder, &text, shown);
+    if let Ok(rules) = builder.build() {
+        for (path, is_dir) in [
+            ("a", false),
+            ("a/b.log", false),
+            ("dir", true),
+            (".env", false),
+        ] {
+            let _ = rules.matched(path, is_dir);
         }
     }
 }
@@ -158,13 +197,7 @@ impl Filter {
             let Some(text) = read_ignore_file(dir_handle, &path) else {
                 continue;
             };
-            for line in text.lines() {
-                // A bad pattern is skipped, as git skips it; every other one applies.
-                if let Err(e) = builder.add_line(None, line) {
-                    tracing::warn!(file = %path.to_path().display(), error = %e, "ignore pattern skipped");
-                }
-                any = true;
-            }
+            any |= add_rules(&mut builder, &text, &path.to_path());
         }
         let rules = any.then(|| builder.build().ok()).flatten().map(Arc::new);
         let mut cache = self

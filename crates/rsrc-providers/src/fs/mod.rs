@@ -48,6 +48,8 @@ use rsrc::{
 pub use convert::PdfText;
 pub use convert::{Converted, Converter, default_converters};
 pub use filter::FilterConfig;
+#[doc(hidden)]
+pub use filter::fuzz_ignore_file;
 
 use cache::DirCache;
 use filter::Filter;
