@@ -30,6 +30,13 @@ enum Command {
     Serve(Box<serve::ServeArgs>),
     #[command(flatten)]
     Inspect(inspect::InspectCommand),
+    /// Converts the file on stdin with one converter, for `rsrc serve` (which runs it
+    /// under limits).
+    #[command(name = serve::CONVERT_WORKER, hide = true)]
+    ConvertWorker {
+        /// The converter's name.
+        name: String,
+    },
 }
 
 fn init_logging(verbose: u8) {
@@ -53,6 +60,10 @@ fn main() -> ExitCode {
     init_logging(cli.verbose);
     let outcome = match cli.command {
         Command::Serve(args) => serve::run(&args),
+        Command::ConvertWorker { name } => {
+            let converters = rsrc_providers::fs::default_converters();
+            return rsrc_providers::fs::convert_worker(&converters, &name);
+        }
         Command::Inspect(command) => {
             return match inspect::run(command) {
                 Ok(()) => ExitCode::SUCCESS,

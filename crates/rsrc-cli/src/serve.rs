@@ -51,6 +51,11 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "32MiB", value_parser = parse_size)]
     max_read: u64,
 
+    /// Most bytes of content all requests together may hold (read and not yet sent);
+    /// beyond it, reads wait for room.
+    #[arg(long, default_value = "256MiB", value_parser = parse_size)]
+    read_budget: u64,
+
     /// Most bytes of child content returned when a directory is read.
     #[arg(long, default_value = "1MiB", value_parser = parse_size)]
     collection_budget: u64,
@@ -292,9 +297,31 @@ fn sqlite_config(args: &ServeArgs) -> sqlite::SqliteConfig {
     }
 }
 
+/// Conversions (PDF text) run in a child process of this binary (`rsrc convert-worker`),
+/// under memory and CPU limits; without a path to this binary, there are none.
+fn conversions() -> FsConfig {
+    match std::env::current_exe() {
+        Ok(program) => FsConfig {
+            conversion: fs::Isolation::Process(fs::Worker::new(program, [CONVERT_WORKER])),
+            ..FsConfig::default()
+        },
+        Err(e) => {
+            tracing::warn!(error = %e, "this program's path is unknown: files are served without converted alternatives");
+            FsConfig {
+                converters: Vec::new(),
+                ..FsConfig::default()
+            }
+        }
+    }
+}
+
+/// The hidden subcommand that runs one conversion (see [`conversions`]).
+pub(crate) const CONVERT_WORKER: &str = "convert-worker";
+
 fn build(args: &ServeArgs) -> Result<Server, Box<dyn std::error::Error>> {
     let config = ServerConfig {
         page_size: args.page_size as usize,
+        read_budget: args.read_budget,
         ..ServerConfig::default()
     };
     let mut builder = Server::builder("rsrc", env!("CARGO_PKG_VERSION"))
@@ -389,7 +416,7 @@ fn build(args: &ServeArgs) -> Result<Server, Box<dyn std::error::Error>> {
             collection_budget: args.collection_budget,
             watch: !args.no_watch,
             watch_window: args.watch_window,
-            ..FsConfig::default()
+            ..conversions()
         };
         builder = builder.mount(fs::PREFIX, FsProvider::new(dirs, fs_config)?);
     }

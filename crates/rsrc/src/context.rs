@@ -22,6 +22,8 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
+use crate::budget::{ByteBudget, Held, Reservation};
+
 /// The outlet for notifications of one connection, session or request stream. Each item
 /// is one encoded JSON-RPC message without a trailing newline.
 #[derive(Clone)]
@@ -153,6 +155,7 @@ struct Inner {
     log_level: Option<LoggingLevel>,
     client_info: Option<Arc<Implementation>>,
     notifier: Notifier,
+    held: Option<Held>,
 }
 
 /// Everything needed to build a [`RequestContext`].
@@ -166,6 +169,8 @@ pub(crate) struct ContextParts {
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) client_info: Option<Arc<Implementation>>,
     pub(crate) notifier: Notifier,
+    /// The server's budget of content in flight (none: nothing is accounted).
+    pub(crate) budget: Option<ByteBudget>,
 }
 
 impl RequestContext {
@@ -182,6 +187,7 @@ impl RequestContext {
                 log_level: parts.log_level,
                 client_info: parts.client_info,
                 notifier: parts.notifier,
+                held: parts.budget.map(Held::new),
             }),
         }
     }
@@ -198,6 +204,7 @@ impl RequestContext {
             log_level: None,
             client_info: None,
             notifier: Notifier::discard(),
+            budget: None,
         })
     }
 
@@ -231,6 +238,30 @@ impl RequestContext {
     /// cancelled (a subscription stream) should end now, with its result.
     pub fn closing(&self) -> WaitForCancellationFuture<'_> {
         self.inner.closing.cancelled()
+    }
+
+    /// Waits until `bytes` more content fit the server's budget of content in flight
+    /// ([`ServerConfig::read_budget`](crate::ServerConfig::read_budget)), then holds them
+    /// for this request until its response has been written out or dropped.
+    ///
+    /// Call it before allocating anything large that the result will carry (a provider
+    /// about to read a file of known size), ideally once for everything. Waiting never
+    /// fails; a cancelled request stops waiting when its future is dropped. Outside a
+    /// server (a [`detached`](RequestContext::detached) context) it returns at once.
+    pub async fn reserve(&self, bytes: u64) {
+        if let Some(held) = &self.inner.held {
+            held.reserve(bytes).await;
+        }
+    }
+
+    /// Whether this request holds part of the budget.
+    pub(crate) fn holds_reservation(&self) -> bool {
+        self.inner.held.as_ref().is_some_and(Held::holds_any)
+    }
+
+    /// What this request holds of the budget, now owned by the caller.
+    pub(crate) fn take_reservation(&self) -> Reservation {
+        self.inner.held.as_ref().map(Held::take).unwrap_or_default()
     }
 
     /// Reports progress when the client asked for it; a value not greater than the
@@ -308,6 +339,7 @@ mod tests {
             log_level: level,
             client_info: None,
             notifier,
+            budget: None,
         });
         (ctx, rx)
     }

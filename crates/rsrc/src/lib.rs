@@ -19,6 +19,7 @@
 //! cursor size, page size, requests in flight, queued notifications); no input panics the
 //! server, and a panicking provider fails only its own request.
 
+mod budget;
 mod cache;
 mod changes;
 pub mod client;
@@ -36,6 +37,7 @@ mod template;
 pub mod transport;
 mod uri;
 
+pub use budget::{ByteBudget, Reservation};
 pub use cache::{CacheLimits, CachePolicy, Cached, ReadCache};
 pub use changes::{ChangeEvent, ChangeFeed};
 pub use context::{NotificationSink, Notifier, RequestContext};

@@ -31,6 +31,7 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use cap_std::ambient_authority;
@@ -46,15 +47,16 @@ use rsrc::{
 
 #[cfg(feature = "pdf")]
 pub use convert::PdfText;
-pub use convert::{Converted, Converter, default_converters};
+pub use convert::{Converted, Converter, Isolation, Worker, convert_worker, default_converters};
 pub use filter::FilterConfig;
 #[doc(hidden)]
 pub use filter::fuzz_ignore_file;
 
 use cache::DirCache;
+use convert::Conversions;
 use filter::Filter;
 use path::{RelPath, display_name, push_segment};
-use read::{ReadError, mime_for, mime_from_name, open_checked, read_open};
+use read::{ReadError, StopOnDrop, mime_for, mime_from_name, open_checked, read_open};
 use walk::{Info, Kind, Scope};
 
 /// The URI prefix of the filesystem provider.
@@ -77,8 +79,13 @@ pub struct FsConfig {
     pub inline_read_limit: u64,
     /// Format converters (default: PDF text extraction).
     pub converters: Vec<Arc<dyn Converter>>,
-    /// Time allowed to each conversion (default 10 s).
+    /// Time allowed to each conversion, waiting for a slot included (default 10 s).
     pub convert_timeout: Duration,
+    /// Where conversions run (default: in this process; `rsrc serve` uses a child
+    /// process with memory and CPU limits).
+    pub conversion: Isolation,
+    /// Most conversions running at once (default 2).
+    pub max_conversions: usize,
     /// Caching hint for 2026-07-28 clients (default: the server's).
     pub cache: Option<CacheHint>,
     /// Most directory entries kept in the listing cache (default 65,536, about 20 MiB; 0
@@ -131,6 +138,8 @@ impl Default for FsConfig {
             inline_read_limit: 256 * 1024,
             converters: default_converters(),
             convert_timeout: Duration::from_secs(10),
+            conversion: Isolation::InProcess,
+            max_conversions: 2,
             cache: None,
             listing_cache_entries: 64 * 1024,
             listing_cache_ttl: Duration::from_secs(2),
@@ -185,6 +194,7 @@ struct Tree {
     roots: Vec<Arc<Root>>,
     filter: Filter,
     cache: Option<DirCache>,
+    conversions: Conversions,
     config: FsConfig,
 }
 
@@ -277,10 +287,17 @@ impl FsProvider {
         let cache = (config.listing_cache_entries > 0)
             .then(|| DirCache::new(config.listing_cache_entries, config.listing_cache_ttl));
         let warm = cache.is_some() && config.warm_listing_cache;
+        let conversions = Conversions::new(
+            config.conversion.clone(),
+            config.max_conversions,
+            config.convert_timeout,
+            config.max_read,
+        );
         let tree = Arc::new(Tree {
             roots: opened,
             filter,
             cache,
+            conversions,
             config,
         });
         if warm {
@@ -518,13 +535,26 @@ impl Tree {
         })
     }
 
-    /// Reads an open file, on the calling task if it is small, else on a blocking thread.
-    async fn read_file(&self, file: cap_std::fs::File, md: Metadata) -> Result<Vec<u8>, ReadError> {
+    /// Reads an open file, on the calling task if it is small, else on a blocking thread
+    /// once the server's budget of content in flight has room for it; the blocking read
+    /// stops between chunks when this future is dropped (the request was cancelled or
+    /// its client went away).
+    async fn read_file(
+        &self,
+        ctx: &RequestContext,
+        file: cap_std::fs::File,
+        md: Metadata,
+    ) -> Result<Vec<u8>, ReadError> {
         let cap = self.config.max_read;
         if md.len() <= self.config.inline_read_limit {
-            return read_open(file, &md, cap);
+            return read_open(file, &md, cap, &AtomicBool::new(false));
         }
-        tokio::task::spawn_blocking(move || read_open(file, &md, cap))
+        if md.len() <= cap {
+            ctx.reserve(md.len()).await;
+        }
+        let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
+        let flag = Arc::clone(&stop.0);
+        tokio::task::spawn_blocking(move || read_open(file, &md, cap, &flag))
             .await
             .unwrap_or_else(|e| Err(ReadError::Io(io::Error::other(e))))
     }
@@ -552,6 +582,7 @@ impl Tree {
     fn read_error(&self, uri: &str, e: ReadError) -> ResourceError {
         match e {
             ReadError::NotRegular => refused(uri, "not a regular file"),
+            ReadError::Cancelled => ResourceError::Internal(format!("{uri}: read cancelled")),
             ReadError::TooLarge { size } => ResourceError::TooLarge {
                 uri: uri.to_owned(),
                 size,
@@ -561,20 +592,19 @@ impl Tree {
         }
     }
 
-    /// The representations of one open file: itself (text if UTF-8, else binary), then any
-    /// converter's alternative.
+    /// The representations of one open file (with its metadata): itself (text if UTF-8,
+    /// else binary), then, if `convert`, any converter's alternative.
     async fn document(
         &self,
+        ctx: &RequestContext,
         uri: &str,
-        root: usize,
-        rel: &RelPath,
-        file: cap_std::fs::File,
-        md: Metadata,
+        (root, rel): (usize, &RelPath),
+        (file, md): (cap_std::fs::File, Metadata),
         convert: bool,
     ) -> Result<Vec<ResourceContents>, ResourceError> {
         let info = Info::from(&md);
         let bytes = self
-            .read_file(file, md)
+            .read_file(ctx, file, md)
             .await
             .map_err(|e| self.read_error(uri, e))?;
         let md = &info;
@@ -592,20 +622,26 @@ impl Tree {
             resource: meta,
             body,
         }];
-        if convert {
-            let raw = bytes::Bytes::copy_from_slice(out[0].body.as_bytes());
-            for c in self.config.converters.iter().filter(|c| c.accepts(&mime)) {
-                if let Some(alt) =
-                    convert::run(Arc::clone(c), raw.clone(), self.config.convert_timeout).await
-                {
-                    let mut alt_meta = out[0].resource.clone();
-                    alt_meta.mime_type = Some(alt.mime_type);
-                    alt_meta.size = Some(alt.text.len() as u64);
-                    out.push(ResourceContents {
-                        resource: alt_meta,
-                        body: Body::Text(alt.text),
-                    });
-                }
+        let mut raw = None;
+        for c in self
+            .config
+            .converters
+            .iter()
+            .filter(|c| convert && c.accepts(&mime))
+        {
+            // Converters see the raw bytes; a blob's are shared, not copied.
+            let raw = raw.get_or_insert_with(|| match &out[0].body {
+                Body::Blob(b) => b.clone(),
+                Body::Text(t) => bytes::Bytes::copy_from_slice(t.as_bytes()),
+            });
+            if let Some(alt) = self.conversions.run(c, raw).await {
+                let mut alt_meta = out[0].resource.clone();
+                alt_meta.mime_type = Some(alt.mime_type);
+                alt_meta.size = Some(alt.text.len() as u64);
+                out.push(ResourceContents {
+                    resource: alt_meta,
+                    body: Body::Text(alt.text),
+                });
             }
         }
         Ok(out)
@@ -615,6 +651,7 @@ impl Tree {
     /// byte budget: possibly a subset, never a truncated file.
     async fn collection(
         &self,
+        ctx: &RequestContext,
         uri: &str,
         root: usize,
         dir: &RelPath,
@@ -638,7 +675,7 @@ impl Tree {
                 continue;
             };
             if let Ok(contents) = self
-                .document(&child_uri, root, &path, file, md, false)
+                .document(ctx, &child_uri, (root, &path), (file, md), false)
                 .await
             {
                 let size: u64 = contents.iter().map(|c| c.body.len() as u64).sum();
@@ -797,14 +834,16 @@ impl Provider for FsProvider {
         }
     }
 
-    async fn read(&self, _ctx: &RequestContext, uri: &str) -> Result<ReadOutput, ResourceError> {
+    async fn read(&self, ctx: &RequestContext, uri: &str) -> Result<ReadOutput, ResourceError> {
         let contents = match self.tree.resolve(uri)? {
             Target::Roots => Vec::new(),
             Target::Path(root, rel) => match self.tree.open(uri, root, &rel)? {
                 (Some(file), md) if md.is_file() => {
-                    self.tree.document(uri, root, &rel, file, md, true).await?
+                    self.tree
+                        .document(ctx, uri, (root, &rel), (file, md), true)
+                        .await?
                 }
-                _ => self.tree.collection(uri, root, &rel).await?,
+                _ => self.tree.collection(ctx, uri, root, &rel).await?,
             },
         };
         Ok(ReadOutput {

@@ -7,9 +7,12 @@
 //!   device or socket swapped in after a `stat` is never read and never blocks.
 //! - At most `cap + 1` bytes are read: a file larger than the cap, or one that grows past
 //!   it while being read, is refused rather than truncated.
+//! - A large read stops between chunks once its stop flag is set.
 
 use std::ffi::OsStr;
 use std::io::{self, Read};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cap_std::fs::{Dir, File, Metadata, OpenOptions, OpenOptionsExt};
 
@@ -28,6 +31,8 @@ pub(crate) enum ReadError {
     NotRegular,
     /// Larger than the cap (at least `size` bytes).
     TooLarge { size: u64 },
+    /// Stopped before the end: nobody waits for it any more.
+    Cancelled,
     /// The filesystem said no.
     Io(io::Error),
 }
@@ -52,7 +57,16 @@ pub(crate) fn open_checked(dir: &Dir, path: &RelPath) -> Result<(File, Metadata)
 }
 
 /// Reads a whole open regular file of at most `cap` bytes; `md` is its metadata.
-pub(crate) fn read_open(file: File, md: &Metadata, cap: u64) -> Result<Vec<u8>, ReadError> {
+///
+/// A large file is read in chunks, and `stop` is checked before each: once it is set
+/// (the request was cancelled, or its client went away) the read ends with
+/// [`ReadError::Cancelled`] instead of finishing work nobody will see.
+pub(crate) fn read_open(
+    file: File,
+    md: &Metadata,
+    cap: u64,
+    stop: &AtomicBool,
+) -> Result<Vec<u8>, ReadError> {
     if !md.is_file() {
         return Err(ReadError::NotRegular);
     }
@@ -63,10 +77,44 @@ pub(crate) fn read_open(file: File, md: &Metadata, cap: u64) -> Result<Vec<u8>, 
         return read_capped(file, md.len(), cap);
     }
     // Larger files: no zero-filled buffer; the end costs one more (cheap) read.
-    let mut buf = Vec::with_capacity(usize::try_from(md.len()).unwrap_or(0));
-    let read = file.take(cap + 1).read_to_end(&mut buf)?;
-    if read as u64 > cap {
-        return Err(ReadError::TooLarge { size: read as u64 });
+    let buf = Vec::with_capacity(usize::try_from(md.len()).unwrap_or(0));
+    read_chunked(file, buf, cap, stop)
+}
+
+/// Sets its flag when dropped: held by the future that waits for a blocking read, so that
+/// dropping the future stops the read.
+pub(crate) struct StopOnDrop(pub(crate) Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// How much is read between two looks at the stop flag.
+const CHUNK: u64 = 1024 * 1024;
+
+/// Reads to the end into `buf`, refusing more than `cap` bytes, checking `stop` before
+/// every chunk.
+fn read_chunked(
+    file: impl Read,
+    mut buf: Vec<u8>,
+    cap: u64,
+    stop: &AtomicBool,
+) -> Result<Vec<u8>, ReadError> {
+    let mut file = file.take(cap + 1);
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Err(ReadError::Cancelled);
+        }
+        if (&mut file).take(CHUNK).read_to_end(&mut buf)? == 0 {
+            break;
+        }
+    }
+    if buf.len() as u64 > cap {
+        return Err(ReadError::TooLarge {
+            size: buf.len() as u64,
+        });
     }
     Ok(buf)
 }
@@ -222,6 +270,48 @@ mod tests {
         }
         let got = read_capped(Trickle(data, 3), data.len() as u64, 1 << 20).unwrap();
         assert_eq!(got, data);
+    }
+
+    /// Endless bytes that set the stop flag after `after` reads.
+    struct Endless<'a> {
+        stop: &'a AtomicBool,
+        after: usize,
+        reads: usize,
+    }
+
+    impl Read for Endless<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            self.reads += 1;
+            if self.reads == self.after {
+                self.stop.store(true, Ordering::Relaxed);
+            }
+            out.fill(b'x');
+            Ok(out.len())
+        }
+    }
+
+    #[test]
+    fn a_large_read_stops_at_the_next_chunk_once_stopped() {
+        let stop = AtomicBool::new(false);
+        let mut endless = Endless {
+            stop: &stop,
+            after: 3,
+            reads: 0,
+        };
+        // Far more than the cap allows: without the stop it would read the cap and more.
+        let got = read_chunked(&mut endless, Vec::new(), 1 << 40, &stop);
+        assert!(matches!(got, Err(ReadError::Cancelled)));
+        assert!(endless.reads < 64, "{} reads after the stop", endless.reads);
+    }
+
+    #[test]
+    fn a_chunked_read_matches_the_file_or_is_refused_past_the_cap() {
+        let stop = AtomicBool::new(false);
+        let data = vec![7u8; 3 * CHUNK as usize + 5];
+        let got = read_chunked(&data[..], Vec::new(), 1 << 30, &stop).unwrap();
+        assert_eq!(got, data);
+        let over = read_chunked(&data[..], Vec::new(), 2 * CHUNK, &stop);
+        assert!(matches!(over, Err(ReadError::TooLarge { .. })));
     }
 
     #[test]

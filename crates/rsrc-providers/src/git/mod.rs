@@ -97,6 +97,10 @@ use rsrc::{
 };
 
 use crate::fs::read::{mime_for, mime_from_name, text_or_bytes};
+
+/// Blobs from this size on are read only once the server's budget of content in flight
+/// has room for them.
+const RESERVE_FROM: u64 = 256 * 1024;
 use names::{RefName, Target};
 use repo::{CommitInfo, GixError, Node, Refs, Resolved};
 
@@ -623,8 +627,25 @@ impl Shared {
         })
     }
 
-    fn read(&self, repo: &gix::Repository, uri: &str) -> Result<ReadOutput, ResourceError> {
-        let (contents, name) = match self.locate(repo, uri)? {
+    /// Reads `uri`; or, for a blob large enough to count against the server's budget of
+    /// content in flight and not `reserved` yet, only its size (`Err`): the caller
+    /// reserves that much and asks again.
+    fn read(
+        &self,
+        repo: &gix::Repository,
+        uri: &str,
+        reserved: bool,
+    ) -> Result<Result<ReadOutput, u64>, ResourceError> {
+        let located = self.locate(repo, uri)?;
+        if let Located::File { id, .. } = &located
+            && !reserved
+        {
+            let size = repo::size(repo, *id).map_err(|e| gix_error(uri, &e))?;
+            if (RESERVE_FROM..=self.config.max_blob).contains(&size) {
+                return Ok(Err(size));
+            }
+        }
+        let (contents, name) = match located {
             Located::Repo => (Vec::new(), None),
             Located::Tree {
                 name,
@@ -652,10 +673,10 @@ impl Shared {
                 (vec![doc], Some(name))
             }
         };
-        Ok(ReadOutput {
+        Ok(Ok(ReadOutput {
             contents,
             cache: self.cache_for(name.as_ref()),
-        })
+        }))
     }
 
     /// One blob as a document (`Err(size)` if it is over `max`, or the cap).
@@ -859,9 +880,25 @@ impl Provider for GitProvider {
         self.blocking(move |s, repo| s.metadata(repo, &uri)).await
     }
 
-    async fn read(&self, _ctx: &RequestContext, uri: &str) -> Result<ReadOutput, ResourceError> {
-        let uri = uri.to_owned();
-        self.blocking(move |s, repo| s.read(repo, &uri)).await
+    async fn read(&self, ctx: &RequestContext, uri: &str) -> Result<ReadOutput, ResourceError> {
+        let owned = uri.to_owned();
+        let size = match self
+            .blocking(move |s, repo| s.read(repo, &owned, false))
+            .await?
+        {
+            Ok(output) => return Ok(output),
+            Err(size) => size,
+        };
+        ctx.reserve(size).await;
+        let owned = uri.to_owned();
+        match self
+            .blocking(move |s, repo| s.read(repo, &owned, true))
+            .await?
+        {
+            Ok(output) => Ok(output),
+            // A reserved read always reads.
+            Err(_) => Err(ResourceError::internal(format!("{uri}: not read"))),
+        }
     }
 
     async fn complete(

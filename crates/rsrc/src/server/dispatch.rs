@@ -143,6 +143,9 @@ struct At<'a> {
     notifier: &'a Notifier,
 }
 
+/// Results from this size on hold part of the budget of content in flight until sent.
+const RESERVE_FROM: usize = 256 * 1024;
+
 /// Distinguishes registrations of the same id over time.
 static SERIAL: AtomicU64 = AtomicU64::new(0);
 
@@ -441,6 +444,7 @@ impl Server {
             log_level,
             client_info,
             notifier: at.notifier.clone(),
+            budget: Some(self.inner.budget.clone()),
         });
         let guard = InflightGuard {
             session: Arc::clone(session),
@@ -453,7 +457,16 @@ impl Server {
             let _guard = guard;
             let work = AssertUnwindSafe({
                 let ctx = ctx.clone();
-                async move { handler(server, ctx, p).await }
+                async move {
+                    let result = handler(server, ctx.clone(), p).await?;
+                    // A large result whose provider reserved nothing (a cache hit, a
+                    // provider that does not account) is accounted before it is sent.
+                    let size = result.size_hint();
+                    if size >= RESERVE_FROM && !ctx.holds_reservation() {
+                        ctx.reserve(size as u64).await;
+                    }
+                    Ok(result)
+                }
             })
             .catch_unwind();
             let outcome = tokio::select! {
@@ -466,7 +479,7 @@ impl Server {
             };
             ctx.finish();
             Some(match outcome {
-                Ok(Ok(result)) => Reply::result(id, result),
+                Ok(Ok(result)) => Reply::result(id, result).holding(ctx.take_reservation()),
                 Ok(Err(e)) => {
                     if let RequestError::Resource(crate::ResourceError::Internal(m))
                     | RequestError::Internal(m) = &e

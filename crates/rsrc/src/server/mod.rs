@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use rsrc_protocol::{CacheHint, CacheScope, Completion, Implementation, Meta, ResourceTemplate};
 
+use crate::budget::ByteBudget;
 use crate::changes::{ChangeFeed, Hub};
 use crate::context::RequestContext;
 use crate::cursor::CursorSealer;
@@ -151,6 +152,10 @@ pub struct ServerConfig {
     /// Most resources one session, or one `subscriptions/listen` stream, may subscribe
     /// to (default 4096).
     pub max_subscriptions: usize,
+    /// Content bytes all requests together may hold: content read for them and large
+    /// responses not yet written out (default 256 MiB). Beyond it, reads wait for room.
+    /// See [`RequestContext::reserve`].
+    pub read_budget: u64,
 }
 
 impl Default for ServerConfig {
@@ -163,6 +168,7 @@ impl Default for ServerConfig {
             templates_cache: CacheHint::new(5 * 60 * 1000, CacheScope::Public),
             discover_cache: CacheHint::new(60 * 60 * 1000, CacheScope::Public),
             max_subscriptions: 4096,
+            read_budget: 256 * 1024 * 1024,
         }
     }
 }
@@ -286,6 +292,9 @@ impl ServerBuilder {
         if self.config.max_subscriptions == 0 {
             return Err(BuildError::ZeroLimit("max_subscriptions"));
         }
+        if self.config.read_budget == 0 {
+            return Err(BuildError::ZeroLimit("read_budget"));
+        }
         if let Some(m) = self
             .methods
             .keys()
@@ -319,7 +328,6 @@ impl ServerBuilder {
                 info: self.info,
                 instructions: self.instructions,
                 router: self.router,
-                config: self.config,
                 sealer: self
                     .cursor_key
                     .map_or_else(CursorSealer::random, CursorSealer::new),
@@ -328,6 +336,8 @@ impl ServerBuilder {
                 methods: self.methods,
                 capabilities: self.capabilities,
                 prompt_completer: self.prompt_completer,
+                budget: ByteBudget::new(self.config.read_budget),
+                config: self.config,
             }),
         })
     }
@@ -354,6 +364,8 @@ struct Inner {
     /// Capabilities beyond the engine's.
     capabilities: Meta,
     prompt_completer: Option<PromptCompleter>,
+    /// Content bytes in flight, across every connection.
+    budget: ByteBudget,
 }
 
 impl std::fmt::Debug for Inner {
@@ -388,6 +400,11 @@ impl Server {
     /// The configuration.
     pub fn config(&self) -> &ServerConfig {
         &self.inner.config
+    }
+
+    /// The budget of content in flight ([`ServerConfig::read_budget`]).
+    pub fn budget(&self) -> &ByteBudget {
+        &self.inner.budget
     }
 
     /// The change feed providers publish to (the same one each provider received in

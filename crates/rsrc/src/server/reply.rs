@@ -3,8 +3,15 @@
 //! Invariant: encoding never fails on the wire. If a result cannot be serialized (a
 //! provider put a non-finite number somewhere, say), the bytes written so far are rolled
 //! back and an internal-error response with the same id is written instead.
+//!
+//! A reply may hold part of the budget of content in flight (see [`crate::ByteBudget`]):
+//! dropping the reply gives it back, and [`Reply::into_bytes`] hands it on to the encoded
+//! bytes, so that it is given back when they are.
 
+use bytes::Bytes;
 use rsrc_protocol::jsonrpc::{self, ErrorCode, ErrorObject, RequestId};
+
+use crate::budget::Reservation;
 
 /// A result that can write itself, with its response envelope, into an output buffer.
 pub(crate) trait EncodeResult: Send {
@@ -70,6 +77,7 @@ enum Payload {
 /// A response to one request.
 pub struct Reply {
     body: Payload,
+    hold: Reservation,
 }
 
 impl std::fmt::Debug for Reply {
@@ -86,6 +94,7 @@ impl Reply {
     pub(crate) fn result<T: EncodeResult + 'static>(id: RequestId, result: T) -> Reply {
         Reply {
             body: Payload::Result(id, Box::new(result)),
+            hold: Reservation::default(),
         }
     }
 
@@ -93,7 +102,28 @@ impl Reply {
     pub(crate) fn error(id: Option<RequestId>, error: ErrorObject) -> Reply {
         Reply {
             body: Payload::Error(id, error),
+            hold: Reservation::default(),
         }
+    }
+
+    /// The same reply, holding `hold` until it is dropped or its bytes are.
+    pub(crate) fn holding(mut self, hold: Reservation) -> Reply {
+        self.hold = hold;
+        self
+    }
+
+    /// The encoded response (no trailing newline), holding what the reply held of the
+    /// budget of content in flight until the bytes are dropped.
+    pub fn into_bytes(self) -> Bytes {
+        let mut out = Vec::with_capacity(256);
+        self.encode(&mut out);
+        if self.hold.is_empty() {
+            return Bytes::from(out);
+        }
+        Bytes::from_owner(Holding {
+            bytes: out,
+            _hold: self.hold,
+        })
     }
 
     /// The id this reply answers.
@@ -132,6 +162,18 @@ impl Reply {
     }
 }
 
+/// Encoded bytes with the reservation they hold.
+struct Holding {
+    bytes: Vec<u8>,
+    _hold: Reservation,
+}
+
+impl AsRef<[u8]> for Holding {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +188,24 @@ mod tests {
             bad.insert(vec![1u8], 1);
             jsonrpc::write_result(out, id, &bad)
         }
+    }
+
+    #[tokio::test]
+    async fn encoded_bytes_hold_the_reservation_of_their_reply_until_dropped() {
+        let budget = crate::ByteBudget::new(4096);
+        let hold = budget.reserve(4096).await;
+        let reply = Reply::result(
+            RequestId::Number(1),
+            rsrc_protocol::lifecycle::EmptyResult::default(),
+        );
+        let bytes = reply.holding(hold).into_bytes();
+        assert!(bytes.starts_with(br#"{"jsonrpc":"2.0","id":1,"result""#));
+        assert_eq!(budget.available(), 0);
+        let part = bytes.slice(0..5);
+        drop(bytes);
+        assert_eq!(budget.available(), 0, "a slice still holds it");
+        drop(part);
+        assert_eq!(budget.available(), 4096);
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! into one write. Priorities, highest first: writing out, finishing requests, accepting
 //! new input — so a client that stops reading stops being read from (backpressure), and
 //! memory stays bounded by the line limit, the in-flight limit and the output high-water
-//! mark.
+//! mark — and a finished reply is encoded only while the output is under that mark, so
+//! large responses wait as replies holding their share of the content budget
+//! ([`crate::ByteBudget`]).
 //!
 //! Invariants:
 //! - Replies and notifications are written whole, one per line, never interleaved.
@@ -132,15 +134,20 @@ where
                 }
             }
         }
-        // Collect everything that finished without waiting.
-        while let Some(Some(reply)) = inflight.next().now_or_never() {
+        // Collect what finished without waiting, while the output has room: a finished
+        // reply left waiting holds its share of the content budget, so reads elsewhere
+        // wait too, instead of piling encoded responses up here.
+        let output_room = |out: &Vec<u8>, writing: &Vec<u8>, written: usize| {
+            out.len() + (writing.len() - written) < config.output_high_water
+        };
+        while output_room(&out, &writing, written) {
+            let Some(Some(reply)) = inflight.next().now_or_never() else {
+                break;
+            };
             push_reply(&mut out, &mut notes, reply);
         }
         // Notifications wait while the output is backed up: change notifications then
         // coalesce upstream instead of piling up here.
-        let output_room = |out: &Vec<u8>, writing: &Vec<u8>, written: usize| {
-            out.len() + (writing.len() - written) < config.output_high_water
-        };
         while output_room(&out, &writing, written) {
             let Ok(note) = notes.try_recv() else { break };
             push_line(&mut out, &note);
@@ -167,7 +174,7 @@ where
                     written = 0;
                 }
             }
-            Some(reply) = inflight.next(), if !inflight.is_empty() => {
+            Some(reply) = inflight.next(), if !inflight.is_empty() && output_room(&out, &writing, written) => {
                 push_reply(&mut out, &mut notes, reply);
             }
             Some(note) = notes.recv(), if output_room(&out, &writing, written) => {

@@ -340,9 +340,9 @@ pub(super) async fn post(
     drop(notifier);
     match handled {
         Handled::None => status_only(StatusCode::ACCEPTED),
-        Handled::Reply(reply) => reply_response(StatusCode::OK, &reply),
+        Handled::Reply(reply) => reply_response(StatusCode::OK, reply),
         Handled::Pending(fut) => match settle(fut, notes).await {
-            Settled::Json(Some(reply)) => reply_response(StatusCode::OK, &reply),
+            Settled::Json(Some(reply)) => reply_response(StatusCode::OK, reply),
             // Cancelled by the client: the stream ends without a response.
             Settled::Json(None) => sse_response(futures_util::stream::empty()),
             Settled::Stream(events) => {
@@ -400,7 +400,7 @@ fn initialize(sh: &Arc<Shared>, message: Message<'_>, owner: Option<Owner>) -> R
     };
     if reply.error_object().is_some() {
         // No session for a refused initialize.
-        return reply_response(StatusCode::OK, &reply);
+        return reply_response(StatusCode::OK, reply);
     }
     let id = Arc::clone(&session.id);
     if !sh.sessions.insert(session) {
@@ -413,7 +413,7 @@ fn initialize(sh: &Arc<Shared>, message: Message<'_>, owner: Option<Owner>) -> R
             .insert(http::header::RETRY_AFTER, HeaderValue::from_static("5"));
         return res;
     }
-    let mut res = reply_response(StatusCode::OK, &reply);
+    let mut res = reply_response(StatusCode::OK, reply);
     if let Ok(v) = HeaderValue::from_str(&id) {
         res.headers_mut().insert(SESSION_ID, v);
     }

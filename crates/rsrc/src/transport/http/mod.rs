@@ -552,19 +552,19 @@ async fn settle(
     tokio::select! {
         biased;
         Some(first) = notes.recv() => Settled::Stream(RequestEvents {
-            queued: vec![first],
+            queued: vec![Bytes::from(first)],
             fut: Some(fut),
             notes,
         }),
         reply = &mut fut => {
             let mut queued = Vec::new();
             while let Ok(n) = notes.try_recv() {
-                queued.push(n);
+                queued.push(Bytes::from(n));
             }
             if queued.is_empty() {
                 Settled::Json(reply)
             } else {
-                queued.extend(reply.map(|r| encode(&r)));
+                queued.extend(reply.map(Reply::into_bytes));
                 Settled::Stream(RequestEvents { queued, fut: None, notes })
             }
         }
@@ -573,15 +573,15 @@ async fn settle(
 
 /// The messages of one request answered on a stream: its notifications, then its reply.
 struct RequestEvents {
-    /// Ready messages, oldest first.
-    queued: Vec<Vec<u8>>,
+    /// Ready messages, oldest first (a reply holds its share of the content budget).
+    queued: Vec<Bytes>,
     fut: Option<BoxFuture<'static, Option<Reply>>>,
     notes: mpsc::Receiver<Vec<u8>>,
 }
 
 impl RequestEvents {
     /// The messages as a stream; dropping it drops (cancels) the request.
-    fn into_stream(self) -> impl Stream<Item = Vec<u8>> + Send + 'static {
+    fn into_stream(self) -> impl Stream<Item = Bytes> + Send + 'static {
         let mut this = self;
         this.queued.reverse();
         futures_util::stream::unfold(this, |mut this| async move {
@@ -592,14 +592,14 @@ impl RequestEvents {
                 let fut = this.fut.as_mut()?;
                 tokio::select! {
                     biased;
-                    Some(n) = this.notes.recv() => return Some((n, this)),
+                    Some(n) = this.notes.recv() => return Some((Bytes::from(n), this)),
                     reply = fut => {
                         this.fut = None;
                         let mut rest = Vec::new();
                         while let Ok(n) = this.notes.try_recv() {
-                            rest.push(n);
+                            rest.push(Bytes::from(n));
                         }
-                        rest.extend(reply.map(|r| encode(&r)));
+                        rest.extend(reply.map(Reply::into_bytes));
                         rest.reverse();
                         this.queued = rest;
                     }
@@ -609,14 +609,8 @@ impl RequestEvents {
     }
 }
 
-fn encode(reply: &Reply) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256);
-    reply.encode(&mut out);
-    out
-}
-
-fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
-    let mut res = Response::new(Body::from(body));
+fn json_response(status: StatusCode, body: impl Into<Bytes>) -> Response {
+    let mut res = Response::new(Body::from(body.into()));
     *res.status_mut() = status;
     res.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -625,8 +619,10 @@ fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
     res
 }
 
-fn reply_response(status: StatusCode, reply: &Reply) -> Response {
-    json_response(status, encode(reply))
+/// The reply as a JSON response; its bytes keep what the reply held of the content
+/// budget until the connection has sent or dropped them.
+fn reply_response(status: StatusCode, reply: Reply) -> Response {
+    json_response(status, reply.into_bytes())
 }
 
 fn error_response(status: StatusCode, id: Option<&RequestId>, error: &ErrorObject) -> Response {
@@ -710,14 +706,26 @@ fn unnumbered_sse(
     permit: Option<tokio::sync::OwnedSemaphorePermit>,
 ) -> Response {
     let events = Box::pin(events.into_stream());
-    let body = futures_util::stream::unfold(events, move |mut events| async move {
-        tokio::select! {
-            m = events.next() => m.map(|m| (Ok(sse::frame(&m)), events)),
-            () = tokio::time::sleep(keep_alive) => {
-                Some((Ok(Bytes::from_static(sse::KEEP_ALIVE)), events))
+    // Each message goes out as three chunks, so a large reply is not copied to be framed
+    // and its bytes keep holding their share of the content budget until sent.
+    let body = futures_util::stream::unfold(
+        (events, Vec::new()),
+        move |(mut events, mut pending): (_, Vec<Bytes>)| async move {
+            if let Some(chunk) = pending.pop() {
+                return Some((Ok(chunk), (events, pending)));
             }
-        }
-    });
+            tokio::select! {
+                m = events.next() => {
+                    let [open, message, close] = sse::frame_parts(m?);
+                    pending.extend([close, message]);
+                    Some((Ok(open), (events, pending)))
+                }
+                () = tokio::time::sleep(keep_alive) => {
+                    Some((Ok(Bytes::from_static(sse::KEEP_ALIVE)), (events, pending)))
+                }
+            }
+        },
+    );
     match permit {
         Some(permit) => sse_response(holding(body, permit)),
         None => sse_response(body),

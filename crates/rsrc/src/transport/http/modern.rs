@@ -266,9 +266,15 @@ pub(super) async fn post(
     drop(notifier);
     match handled {
         Handled::None => status_only(StatusCode::ACCEPTED),
-        Handled::Reply(reply) => reply_response(status_of(&reply, true), &reply),
+        Handled::Reply(reply) => {
+            let status = status_of(&reply, true);
+            reply_response(status, reply)
+        }
         Handled::Pending(fut) => match settle(fut, notes).await {
-            Settled::Json(Some(reply)) => reply_response(status_of(&reply, false), &reply),
+            Settled::Json(Some(reply)) => {
+                let status = status_of(&reply, false);
+                reply_response(status, reply)
+            }
             Settled::Json(None) => sse_response(futures_util::stream::empty()),
             Settled::Stream(events) => unnumbered_sse(events, sh.config.keep_alive, permit),
         },

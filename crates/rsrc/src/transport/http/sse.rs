@@ -29,13 +29,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::NotificationSink;
 
-/// One `data:` event without an id.
-pub(super) fn frame(json: &[u8]) -> Bytes {
-    let mut b = BytesMut::with_capacity(json.len() + 8);
-    b.put_slice(b"data: ");
-    b.put_slice(json);
-    b.put_slice(b"\n\n");
-    b.freeze()
+/// One `data:` event without an id, as three chunks around `json` (not copied).
+pub(super) fn frame_parts(json: Bytes) -> [Bytes; 3] {
+    [
+        Bytes::from_static(b"data: "),
+        json,
+        Bytes::from_static(b"\n\n"),
+    ]
 }
 
 /// A comment line: keeps idle connections open through proxies; clients ignore it.
