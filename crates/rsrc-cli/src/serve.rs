@@ -82,6 +82,21 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     page_size: u32,
 
+    /// Also offer the resources as tools (list_resources, read_resource,
+    /// search_resources, list_resource_templates), for hosts whose model only calls tools.
+    #[arg(long)]
+    tools: bool,
+
+    /// Most characters of text one read_resource tool call returns; the result says where
+    /// it was cut and how to read on.
+    #[arg(
+        long,
+        default_value_t = 20_000,
+        value_name = "CHARS",
+        requires = "tools"
+    )]
+    tools_max_text: usize,
+
     /// Longest accepted message (e.g. `16MiB`).
     #[arg(long, default_value = "16MiB", value_parser = parse_size)]
     max_message: u64,
@@ -327,6 +342,12 @@ fn build(args: &ServeArgs) -> Result<Server, Box<dyn std::error::Error>> {
     let mut builder = Server::builder("rsrc", env!("CARGO_PKG_VERSION"))
         .instructions(INSTRUCTIONS)
         .config(config);
+    if args.tools {
+        builder = builder.tools(rsrc::ToolsConfig {
+            max_text: args.tools_max_text,
+            ..rsrc::ToolsConfig::default()
+        });
+    }
     if args.conformance_fixtures {
         builder = crate::conformance::mount(builder);
     }

@@ -108,6 +108,7 @@ fn result_def(method: &str) -> Option<&'static str> {
         "subscriptions/listen" => "SubscriptionsListenResult",
         "resources/metadata" => "Result",
         "tools/list" => "ListToolsResult",
+        "tools/call" => "CallToolResult",
         "prompts/list" => "ListPromptsResult",
         _ => return None,
     })

@@ -54,5 +54,5 @@ pub use resource_set::{DEFAULT_COLLECTION_BUDGET, Representation, ResourceSet};
 pub use rsrc_macros::resources;
 pub use rsrc_protocol as protocol;
 pub use rsrc_uri_template as uri_template;
-pub use server::{BuildError, Router, Server, ServerBuilder, ServerConfig};
+pub use server::{BuildError, Router, Server, ServerBuilder, ServerConfig, ToolsConfig};
 pub use template::{CompletionInput, TemplateError, TemplateResource, Vars};

@@ -131,6 +131,16 @@ impl Listed {
         }
     }
 
+    /// The resource, decoded again if it was encoded; `None` only if that fails.
+    pub fn to_resource(&self) -> Option<std::borrow::Cow<'_, Resource>> {
+        match &self.0 {
+            ListedInner::Typed(r) => Some(std::borrow::Cow::Borrowed(r)),
+            ListedInner::Encoded(raw) => serde_json::from_str(raw.get())
+                .ok()
+                .map(std::borrow::Cow::Owned),
+        }
+    }
+
     /// Writes both spellings of a typed resource's kind.
     pub(crate) fn normalize_kind(&mut self) {
         if let ListedInner::Typed(r) = &mut self.0 {

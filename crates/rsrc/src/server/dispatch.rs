@@ -271,6 +271,12 @@ impl Server {
             SubscriptionsListen::NAME => {
                 self.run(at, id, m, params, Eras::Modern, handlers::listen)
             }
+            "tools/list" if self.inner.tools.is_some() => {
+                self.run(at, id, m, params, Eras::Both, super::tools::list)
+            }
+            "tools/call" if self.inner.tools.is_some() => {
+                self.run(at, id, m, params, Eras::Both, super::tools::call)
+            }
             _ if self.inner.methods.contains_key(m) => {
                 self.run(at, id, m, params, Eras::Both, handlers::extension(m))
             }

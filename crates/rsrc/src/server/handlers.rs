@@ -64,7 +64,10 @@ fn decoration(srv: &Server, v: ProtocolVersion) -> (Option<ResultType>, Option<R
 }
 
 /// `ttlMs` and `cacheScope` of a result in revision `v`.
-fn cache_fields(v: ProtocolVersion, hint: CacheHint) -> (Option<u64>, Option<CacheScope>) {
+pub(super) fn cache_fields(
+    v: ProtocolVersion,
+    hint: CacheHint,
+) -> (Option<u64>, Option<CacheScope>) {
     if v.is_modern() {
         (Some(hint.ttl_ms), Some(hint.scope))
     } else {
@@ -101,7 +104,13 @@ impl Server {
             }),
             logging: Some(Default::default()),
             completions: completions.then(Default::default),
-            other: self.inner.capabilities.clone(),
+            other: {
+                let mut other = self.inner.capabilities.clone();
+                if self.inner.tools.is_some() {
+                    other.insert(super::tools::CAPABILITY.into(), serde_json::json!({}));
+                }
+                other
+            },
             ..ServerCapabilities::default()
         }
     }
@@ -152,7 +161,7 @@ impl Server {
 
     /// Maps a client's URI (or IRI) to the URI every provider and subscription sees
     /// (RFC 3987 §3.1), and validates it.
-    fn canonicalize(&self, uri: &mut String) -> Result<(), RequestError> {
+    pub(super) fn canonicalize(&self, uri: &mut String) -> Result<(), RequestError> {
         if let std::borrow::Cow::Owned(mapped) = crate::uri::to_uri(uri).map_err(|reason| {
             RequestError::from(ResourceError::invalid_uri(uri.as_str(), reason))
         })? {
@@ -363,10 +372,9 @@ pub(super) async fn list(
     if let Some(uri) = &mut p.uri {
         srv.canonicalize(uri)?;
     }
-    let (mut resources, next_cursor, hint) = match p.uri.as_deref() {
-        Some(uri) => list_children(&srv, &ctx, uri, p.cursor.as_deref()).await?,
-        None => list_default(&srv, &ctx, p.cursor.as_deref()).await?,
-    };
+    let limit = srv.inner.config.page_size;
+    let (mut resources, next_cursor, hint) =
+        listing(&srv, &ctx, p.uri.as_deref(), p.cursor.as_deref(), limit).await?;
     resources.iter_mut().for_each(Listed::normalize_kind);
     let v = ctx.protocol_version();
     let (result_type, meta) = decoration(&srv, v);
@@ -395,13 +403,29 @@ pub(super) async fn directory_read(
     list(srv, ctx, p).await
 }
 
-type Listing = (Vec<Listed>, Option<String>, Option<CacheHint>);
+pub(super) type Listing = (Vec<Listed>, Option<String>, Option<CacheHint>);
+
+/// A page of at most `limit` resources: the children of the (canonical) `uri`, or the
+/// default listing; `cursor` is one this server sealed for the same listing.
+pub(super) async fn listing(
+    srv: &Server,
+    ctx: &RequestContext,
+    uri: Option<&str>,
+    cursor: Option<&str>,
+    limit: usize,
+) -> Result<Listing, RequestError> {
+    match uri {
+        Some(uri) => list_children(srv, ctx, uri, cursor, limit).await,
+        None => list_default(srv, ctx, cursor, limit).await,
+    }
+}
 
 /// The default listing: every mount in order, a page filled across mounts.
 async fn list_default(
     srv: &Server,
     ctx: &RequestContext,
     cursor: Option<&str>,
+    limit: usize,
 ) -> Result<Listing, RequestError> {
     let mounts = &srv.inner.router.mounts;
     let sealer = &srv.inner.sealer;
@@ -422,7 +446,6 @@ async fn list_default(
             (m, after)
         }
     };
-    let limit = srv.inner.config.page_size;
     let mut resources = Vec::new();
     let mut hint = None;
     let mut next = None;
@@ -466,6 +489,7 @@ async fn list_children(
     ctx: &RequestContext,
     uri: &str,
     cursor: Option<&str>,
+    limit: usize,
 ) -> Result<Listing, RequestError> {
     let (index, mount) = srv.mount_for(uri)?;
     let sealer = &srv.inner.sealer;
@@ -486,7 +510,7 @@ async fn list_children(
             ListRequest {
                 parent: Some(uri),
                 after: after.as_deref(),
-                limit: srv.inner.config.page_size,
+                limit,
             },
         )
         .await?;

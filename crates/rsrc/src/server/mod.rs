@@ -10,6 +10,7 @@ mod dispatch;
 mod handlers;
 mod reply;
 mod session;
+mod tools;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -29,6 +30,7 @@ use crate::provider::{DynProvider, IntoProvider};
 pub use dispatch::Handled;
 pub use reply::Reply;
 pub use session::Session;
+pub use tools::ToolsConfig;
 
 /// Providers mounted by URI prefix.
 ///
@@ -183,6 +185,7 @@ pub struct ServerBuilder {
     methods: BTreeMap<String, MethodHandler>,
     capabilities: Meta,
     prompt_completer: Option<PromptCompleter>,
+    tools: Option<ToolsConfig>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -261,6 +264,16 @@ impl ServerBuilder {
         self
     }
 
+    /// Also offers the resources as tools (`list_resources`, `read_resource`,
+    /// `search_resources`, `list_resource_templates`) and declares `tools`, for hosts whose
+    /// model only calls tools. The resource methods are unchanged. See
+    /// [`ToolsConfig`].
+    #[must_use]
+    pub fn tools(mut self, config: ToolsConfig) -> Self {
+        self.tools = Some(config);
+        self
+    }
+
     /// Seals cursors with this key instead of a random one, so that cursors survive a
     /// restart or work across replicas.
     #[must_use]
@@ -295,19 +308,26 @@ impl ServerBuilder {
         if self.config.read_budget == 0 {
             return Err(BuildError::ZeroLimit("read_budget"));
         }
+        let bridged = |name: &str| self.tools.is_some() && tools::METHODS.contains(&name);
         if let Some(m) = self
             .methods
             .keys()
-            .find(|m| dispatch::ENGINE_METHODS.contains(&m.as_str()))
+            .find(|m| dispatch::ENGINE_METHODS.contains(&m.as_str()) || bridged(m))
         {
             return Err(BuildError::ReservedMethod(m.clone()));
         }
-        if let Some(c) = self
-            .capabilities
-            .keys()
-            .find(|c| extension::ENGINE_CAPABILITIES.contains(&c.as_str()))
-        {
+        if let Some(c) = self.capabilities.keys().find(|c| {
+            extension::ENGINE_CAPABILITIES.contains(&c.as_str())
+                || self.tools.is_some() && c.as_str() == tools::CAPABILITY
+        }) {
             return Err(BuildError::ReservedCapability(c.clone()));
+        }
+        if self
+            .tools
+            .as_ref()
+            .is_some_and(|t| t.page == 0 || t.max_text == 0 || t.scan == 0)
+        {
+            return Err(BuildError::ZeroLimit("tools"));
         }
         let hub = Arc::new(Hub::default());
         for m in mounts {
@@ -336,6 +356,7 @@ impl ServerBuilder {
                 methods: self.methods,
                 capabilities: self.capabilities,
                 prompt_completer: self.prompt_completer,
+                tools: self.tools,
                 budget: ByteBudget::new(self.config.read_budget),
                 config: self.config,
             }),
@@ -364,6 +385,8 @@ struct Inner {
     /// Capabilities beyond the engine's.
     capabilities: Meta,
     prompt_completer: Option<PromptCompleter>,
+    /// The tools bridge, when enabled.
+    tools: Option<ToolsConfig>,
     /// Content bytes in flight, across every connection.
     budget: ByteBudget,
 }
@@ -389,6 +412,7 @@ impl Server {
             methods: BTreeMap::new(),
             capabilities: Meta::new(),
             prompt_completer: None,
+            tools: None,
         }
     }
 
@@ -400,6 +424,14 @@ impl Server {
     /// The configuration.
     pub fn config(&self) -> &ServerConfig {
         &self.inner.config
+    }
+
+    /// The tools bridge's settings; refused as an unknown method when it is off.
+    pub(crate) fn tools_config(&self) -> Result<&ToolsConfig, crate::error::RequestError> {
+        self.inner
+            .tools
+            .as_ref()
+            .ok_or_else(|| crate::error::RequestError::MethodNotFound("tools".into()))
     }
 
     /// The budget of content in flight ([`ServerConfig::read_budget`]).
