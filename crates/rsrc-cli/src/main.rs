@@ -4,6 +4,7 @@
 //! goes to stderr.
 
 mod conformance;
+mod hosts;
 mod inspect;
 mod sample;
 mod serve;
@@ -30,6 +31,9 @@ enum Command {
     Serve(Box<serve::ServeArgs>),
     #[command(flatten)]
     Inspect(inspect::InspectCommand),
+    /// Print what a host (Claude Desktop, Claude Code, VS Code, Cursor) needs to launch
+    /// `rsrc serve` over stdio, with absolute paths.
+    Config(hosts::ConfigArgs),
     /// Converts the file on stdin with one converter, for `rsrc serve` (which runs it
     /// under limits).
     #[command(name = serve::CONVERT_WORKER, hide = true)]
@@ -60,6 +64,24 @@ fn main() -> ExitCode {
     init_logging(cli.verbose);
     let outcome = match cli.command {
         Command::Serve(args) => serve::run(&args),
+        Command::Config(args) => {
+            return match hosts::run(&args) {
+                Ok((snippet, where_to)) => {
+                    use std::io::Write as _;
+                    let mut out = std::io::stdout().lock();
+                    if let Err(e) = out.write_all(snippet.as_bytes()).and_then(|()| out.flush()) {
+                        eprintln!("rsrc: cannot write the snippet: {e}");
+                        return ExitCode::from(2);
+                    }
+                    eprintln!("rsrc: {where_to}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("rsrc: {e}");
+                    ExitCode::from(2)
+                }
+            };
+        }
         Command::ConvertWorker { name } => {
             let converters = rsrc_providers::fs::default_converters();
             return rsrc_providers::fs::convert_worker(&converters, &name);

@@ -300,6 +300,27 @@ fn parse_source(arg: &str) -> Result<Source, String> {
     Ok(Source::Directory(name, path.to_path_buf()))
 }
 
+/// `arg` with its path made absolute (symbolic links resolved), in the same form: what a
+/// host that launches `rsrc serve` from anywhere must be given. A URL stays as it is.
+pub(crate) fn absolute_source(arg: &str) -> Result<String, String> {
+    let (name, _) = split_name(arg);
+    let named = name.map(|n| format!("{n}=")).unwrap_or_default();
+    let absolute = |path: &Path| {
+        let full = std::fs::canonicalize(path)
+            .or_else(|_| std::path::absolute(path))
+            .map_err(|e| format!("{arg}: {e}"))?;
+        full.into_os_string()
+            .into_string()
+            .map_err(|_| format!("{arg}: the path is not UTF-8"))
+    };
+    Ok(match parse_source(arg)? {
+        Source::Postgres(_, url) => format!("{named}{url}"),
+        Source::Git(_, path) => format!("{named}git:{}", absolute(&path)?),
+        Source::Sqlite(_, path) => format!("{named}sqlite:{}", absolute(&path)?),
+        Source::Directory(_, path) => format!("{named}{}", absolute(&path)?),
+    })
+}
+
 /// The SQLite provider's settings from the command line.
 fn sqlite_config(args: &ServeArgs) -> sqlite::SqliteConfig {
     sqlite::SqliteConfig {
