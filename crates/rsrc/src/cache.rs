@@ -422,6 +422,14 @@ impl<P: Provider> Provider for Cached<P> {
         self.provider.complete(ctx, req).await
     }
 
+    async fn search(
+        &self,
+        ctx: &RequestContext,
+        req: crate::provider::SearchRequest<'_>,
+    ) -> Result<Option<Page>, ResourceError> {
+        self.provider.search(ctx, req).await
+    }
+
     async fn subscribe(&self, ctx: &RequestContext, uri: &str) -> Result<(), ResourceError> {
         self.provider.subscribe(ctx, uri).await
     }

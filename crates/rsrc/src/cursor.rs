@@ -37,6 +37,8 @@ pub(crate) enum ListKind {
     Children = 2,
     /// `resources/templates/list`.
     Templates = 3,
+    /// The tools bridge's `search_resources` (scoped to its words).
+    Search = 4,
 }
 
 /// Why a cursor was refused. One message for all causes: telling a forger which check

@@ -45,7 +45,7 @@ pub use error::{NotFound, ResourceError};
 pub use extension::PromptCompletion;
 pub use provider::{
     BoxFuture, CompleteRequest, IntoProvider, ListRequest, Listed, MAX_POSITION_BYTES, Page,
-    Provider, ProviderCapabilities, ReadOutput,
+    Provider, ProviderCapabilities, ReadOutput, SearchRequest,
 };
 pub use resource_set::{DEFAULT_COLLECTION_BUDGET, Representation, ResourceSet};
 /// Declares resources as the methods of one type; see [`declare`] and

@@ -207,6 +207,38 @@ pub struct CompleteRequest<'a> {
     pub context: &'a BTreeMap<String, String>,
 }
 
+/// What [`Provider::search`] is asked.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct SearchRequest<'a> {
+    /// The words, lowercase; a resource matches when its name, title, URI or description
+    /// (lowercased) contains each.
+    pub words: &'a [String],
+    /// Where the previous page of this search ended (a position this provider returned).
+    pub after: Option<&'a [u8]>,
+    /// Most resources to return.
+    pub limit: usize,
+}
+
+impl SearchRequest<'_> {
+    /// Whether `text` (any case) contains every word.
+    pub fn matches(&self, text: &str) -> bool {
+        let text = text.to_lowercase();
+        self.words.iter().all(|w| text.contains(w.as_str()))
+    }
+
+    /// Whether `resource` matches: every word is in its name, title, URI or description.
+    pub fn matches_resource(&self, resource: &Resource) -> bool {
+        let fields = [
+            Some(resource.name.as_str()),
+            resource.title.as_deref(),
+            Some(resource.uri.as_str()),
+            resource.description.as_deref(),
+        ];
+        self.matches(&fields.into_iter().flatten().collect::<Vec<_>>().join("\n"))
+    }
+}
+
 /// A source of resources.
 ///
 /// Implement it with `async fn`s; the engine boxes the futures once per call. Every method
@@ -248,6 +280,21 @@ pub trait Provider: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Completion, ResourceError>> + Send {
         let _ = (ctx, req);
         async { Ok(Completion::empty()) }
+    }
+
+    /// The resources whose name, title, URI or description contains every one of
+    /// `req.words` (lowercase), in this provider's stable order, from `req.after`: at most
+    /// `req.limit` of them, and `next` where to go on (also when a page holds fewer
+    /// because the provider bounded its work). `Ok(None)` (the default) means the
+    /// provider does not search: the engine then scans its listing, under a bound. Used by
+    /// the tools bridge's `search_resources`.
+    fn search(
+        &self,
+        ctx: &RequestContext,
+        req: SearchRequest<'_>,
+    ) -> impl Future<Output = Result<Option<Page>, ResourceError>> + Send {
+        let _ = (ctx, req);
+        async { Ok(None) }
     }
 
     /// What this provider offers beyond listing and reading, in one description: the
@@ -308,6 +355,11 @@ pub(crate) trait DynProvider: Send + Sync {
         ctx: &'a RequestContext,
         req: CompleteRequest<'a>,
     ) -> BoxFuture<'a, Result<Completion, ResourceError>>;
+    fn search<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
+        req: SearchRequest<'a>,
+    ) -> BoxFuture<'a, Result<Option<Page>, ResourceError>>;
 }
 
 impl<P: Provider> DynProvider for P {
@@ -358,6 +410,14 @@ impl<P: Provider> DynProvider for P {
                 .await
                 .map_err(|e| e.at(uri))
         })
+    }
+
+    fn search<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
+        req: SearchRequest<'a>,
+    ) -> BoxFuture<'a, Result<Option<Page>, ResourceError>> {
+        Box::pin(Provider::search(self, ctx, req))
     }
 
     fn read<'a>(

@@ -363,3 +363,89 @@ fn an_extension_cannot_take_the_bridges_names() {
         .build();
     assert!(built.is_err());
 }
+
+/// Lists nothing, but finds its books by searching: only a provider's own search can
+/// find them.
+struct Catalog;
+
+impl rsrc::Provider for Catalog {
+    async fn list(
+        &self,
+        _: &rsrc::RequestContext,
+        _: rsrc::ListRequest<'_>,
+    ) -> Result<rsrc::Page, rsrc::ResourceError> {
+        Ok(rsrc::Page::default())
+    }
+
+    async fn metadata(
+        &self,
+        _: &rsrc::RequestContext,
+        uri: &str,
+    ) -> Result<Resource, rsrc::ResourceError> {
+        Err(rsrc::ResourceError::not_found(uri))
+    }
+
+    async fn read(
+        &self,
+        _: &rsrc::RequestContext,
+        uri: &str,
+    ) -> Result<rsrc::ReadOutput, rsrc::ResourceError> {
+        Err(rsrc::ResourceError::not_found(uri))
+    }
+
+    async fn search(
+        &self,
+        _: &rsrc::RequestContext,
+        req: rsrc::SearchRequest<'_>,
+    ) -> Result<Option<rsrc::Page>, rsrc::ResourceError> {
+        let start = req.after.map_or(0, |a| usize::from(a[0]) + 1);
+        let books: Vec<Resource> = (0..7)
+            .map(|i| Resource::new(format!("book:///{i}"), format!("Dune volume {i}")))
+            .filter(|r| req.matches_resource(r))
+            .collect();
+        let end = books.len().min(start + req.limit);
+        Ok(Some(rsrc::Page {
+            resources: books[start..end].iter().cloned().map(Into::into).collect(),
+            next: (end < books.len()).then(|| vec![u8::try_from(end - 1).unwrap()]),
+            cache: None,
+        }))
+    }
+}
+
+#[tokio::test]
+async fn a_provider_that_searches_answers_itself_in_pages() {
+    let server = Server::builder("rsrc-test", "0.0.0")
+        .mount("sample:", sample_set())
+        .mount("book:", Catalog)
+        .tools(ToolsConfig {
+            page: 3,
+            ..ToolsConfig::default()
+        })
+        .build()
+        .unwrap();
+    let mut p = connect_as(&server, ProtocolVersion::V2025_11_25).await;
+    let mut found = Vec::new();
+    let mut cursor = None;
+    loop {
+        let mut args = json!({"query": "dune"});
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let page = call(&mut p, "search_resources", args).await;
+        found.extend(uris(&page));
+        cursor = page["structuredContent"]["nextCursor"]
+            .as_str()
+            .map(str::to_owned);
+        let Some(c) = &cursor else { break };
+        // A cursor continues its own search only.
+        let other = call(
+            &mut p,
+            "search_resources",
+            json!({"query": "report", "cursor": c}),
+        )
+        .await;
+        assert_eq!(other["isError"], true, "{other}");
+    }
+    let expected: Vec<String> = (0..7).map(|i| format!("book:///{i}")).collect();
+    assert_eq!(found, expected);
+}

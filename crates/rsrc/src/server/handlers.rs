@@ -184,7 +184,7 @@ impl Server {
     }
 }
 
-fn check_position(pos: &[u8]) -> Result<(), RequestError> {
+pub(super) fn check_position(pos: &[u8]) -> Result<(), RequestError> {
     if pos.len() > MAX_POSITION_BYTES {
         return Err(RequestError::Internal(format!(
             "a provider returned a {}-byte cursor position (limit {MAX_POSITION_BYTES})",

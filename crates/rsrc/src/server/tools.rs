@@ -26,8 +26,10 @@ use serde_json::{Map, Value, json};
 use super::Server;
 use super::handlers;
 use crate::context::RequestContext;
+use crate::cursor::{InvalidCursor, ListKind};
 use crate::error::RequestError;
 use crate::extension::{ExtensionParams, ExtensionResult};
+use crate::provider::{ListRequest, Listed, SearchRequest};
 
 /// The methods the bridge serves.
 pub(crate) const METHODS: [&str; 2] = ["tools/list", "tools/call"];
@@ -264,6 +266,12 @@ impl From<RequestError> for ToolError {
     }
 }
 
+impl From<crate::error::ResourceError> for ToolError {
+    fn from(e: crate::error::ResourceError) -> Self {
+        ToolError::Request(e.into())
+    }
+}
+
 type Outcome = Result<Value, ToolError>;
 
 fn string_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, ToolError> {
@@ -427,6 +435,9 @@ fn glob(pattern: &str) -> Result<GlobMatcher, ToolError> {
         .map_err(|e| ToolError::Argument(format!("`filter` is not a glob: {e}")))
 }
 
+/// Most provider calls one `search_resources` call makes.
+const SEARCH_CALLS: usize = 64;
+
 async fn search_resources(
     srv: &Server,
     ctx: &RequestContext,
@@ -440,25 +451,88 @@ async fn search_resources(
             "`query` needs at least one word".into(),
         ));
     }
-    let cursor = string_arg(args, "cursor")?.map(str::to_owned);
-    let (items, next) = scan(srv, ctx, config, None, cursor, |r| {
-        let haystack = [
-            Some(r.name.as_str()),
-            r.title.as_deref(),
-            Some(r.uri.as_str()),
-            r.description.as_deref(),
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join("\n")
-        .to_lowercase();
-        words.iter().all(|w| haystack.contains(w.as_str()))
-    })
-    .await?;
+    // A cursor continues the same search only.
+    let scope = words.join(" ");
+    let sealer = &srv.inner.sealer;
+    let mounts = &srv.inner.router.mounts;
+    // A position is empty for "the start of this mount", else 1 and the provider's bytes.
+    let (mut index, mut after) = match string_arg(args, "cursor")? {
+        None => (0u16, None),
+        Some(c) => {
+            let (m, inner) = sealer
+                .open(c, ListKind::Search, &scope)
+                .map_err(RequestError::from)?;
+            let after = match inner.split_first() {
+                None => None,
+                Some((1, rest)) => Some(rest.to_vec()),
+                Some(_) => return Err(RequestError::from(InvalidCursor).into()),
+            };
+            if usize::from(m) >= mounts.len() {
+                return Err(RequestError::from(InvalidCursor).into());
+            }
+            (m, after)
+        }
+    };
+    let (mut kept, mut examined, mut calls) = (Vec::new(), 0, 0);
+    let mut next = None;
+    while let Some(mount) = mounts.get(usize::from(index)) {
+        let want = config.page - kept.len();
+        let req = SearchRequest {
+            words: &words,
+            after: after.as_deref(),
+            limit: want,
+        };
+        calls += 1;
+        let page = match mount.provider.search(ctx, req).await? {
+            Some(page) => page,
+            None => {
+                // The provider does not search: scan its listing, within the bound.
+                let list = ListRequest {
+                    parent: None,
+                    after: after.as_deref(),
+                    limit: want.min(config.scan - examined).max(1),
+                };
+                let mut page = mount.provider.list(ctx, list).await?;
+                examined += page.resources.len();
+                page.resources
+                    .retain(|l| l.to_resource().is_some_and(|r| req.matches_resource(&r)));
+                page
+            }
+        };
+        kept.extend(
+            page.resources
+                .iter()
+                .filter_map(Listed::to_resource)
+                .map(|r| item(&r)),
+        );
+        let done = kept.len() >= config.page || examined >= config.scan || calls >= SEARCH_CALLS;
+        match page.next {
+            Some(pos) => {
+                handlers::check_position(&pos)?;
+                if done {
+                    let mut inner = Vec::with_capacity(pos.len() + 1);
+                    inner.push(1);
+                    inner.extend_from_slice(&pos);
+                    next = Some(sealer.seal(ListKind::Search, &scope, index, &inner));
+                    break;
+                }
+                after = Some(pos);
+            }
+            None => {
+                index += 1;
+                after = None;
+                if done {
+                    if usize::from(index) < mounts.len() {
+                        next = Some(sealer.seal(ListKind::Search, &scope, index, &[]));
+                    }
+                    break;
+                }
+            }
+        }
+    }
     let empty = format!("Nothing matches {query:?}.");
-    let text = table(&items, next.as_deref(), &empty);
-    Ok(page_result("resources", items, next, text))
+    let text = table(&kept, next.as_deref(), &empty);
+    Ok(page_result("resources", kept, next, text))
 }
 
 async fn list_resource_templates(
