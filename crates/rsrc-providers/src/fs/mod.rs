@@ -42,7 +42,7 @@ use rsrc::protocol::{
 };
 use rsrc::{
     ChangeFeed, CompleteRequest, ListRequest, Listed, Page, Provider, ProviderCapabilities,
-    ReadOutput, RequestContext, ResourceError,
+    ReadOutput, RequestContext, ResourceError, SearchRequest,
 };
 
 #[cfg(feature = "pdf")]
@@ -58,6 +58,11 @@ use filter::Filter;
 use path::{RelPath, display_name, push_segment};
 use read::{ReadError, StopOnDrop, mime_for, mime_from_name, open_checked, read_open};
 use walk::{Info, Kind, Scope};
+
+/// Most files one search call examines.
+const SEARCH_SCAN: usize = 100_000;
+/// Files fetched per step of a search's walk.
+const SEARCH_BATCH: usize = 4096;
 
 /// The URI prefix of the filesystem provider.
 pub const PREFIX: &str = "file:///";
@@ -439,18 +444,24 @@ impl Tree {
     }
 
     /// The default listing: every exposed file of every root, in order.
-    fn list_files(&self, after: Option<&[u8]>, limit: usize) -> Result<Page, ResourceError> {
-        let (mut root, mut pos) = match after {
-            None => (0usize, None),
+    /// Where a walk of every file resumes: the root, and the path after which it goes on
+    /// (none: the start of that root).
+    fn walk_position(after: Option<&[u8]>) -> Result<(usize, Option<RelPath>), ResourceError> {
+        match after {
+            None => Ok((0, None)),
             Some(bytes) if bytes.len() >= 2 => {
                 let root = usize::from(u16::from_be_bytes([bytes[0], bytes[1]]));
                 let pos = RelPath::from_position(&bytes[2..])
                     .ok_or_else(|| ResourceError::internal("bad position"))?;
                 // An empty path is "the start of this root".
-                (root, Some(pos).filter(|p| !p.is_root()))
+                Ok((root, Some(pos).filter(|p| !p.is_root())))
             }
-            Some(_) => return Err(ResourceError::internal("bad position")),
-        };
+            Some(_) => Err(ResourceError::internal("bad position")),
+        }
+    }
+
+    fn list_files(&self, after: Option<&[u8]>, limit: usize) -> Result<Page, ResourceError> {
+        let (mut root, mut pos) = Self::walk_position(after)?;
         let mut resources = Vec::with_capacity(limit.min(4096));
         while root < self.roots.len() {
             let want = limit - resources.len();
@@ -479,6 +490,66 @@ impl Tree {
             next: None,
             cache: self.config.cache,
         })
+    }
+
+    /// The files whose path (from the root, with the root's name when several are
+    /// served) contains every word, in walk order, from the listing cache where it holds
+    /// them; at most `SEARCH_SCAN` files examined per call, the page then says where to go
+    /// on.
+    fn search_files(&self, req: &SearchRequest<'_>) -> Result<Page, ResourceError> {
+        let (mut root, mut pos) = Self::walk_position(req.after)?;
+        let mut found = Vec::new();
+        let mut examined = 0usize;
+        let page = |found, next| Page {
+            resources: found,
+            next,
+            cache: self.config.cache,
+        };
+        while root < self.roots.len() {
+            let (paths, more) = walk::files_after(&self.scope(root), pos.as_ref(), SEARCH_BATCH)
+                .map_err(|e| {
+                    ResourceError::internal(format!("searching {}: {e}", self.roots[root].name))
+                })?;
+            examined += paths.len();
+            for (i, (dir, e)) in paths.iter().enumerate() {
+                let path = dir.join(&e.name);
+                let shown = path.to_path().to_string_lossy().into_owned();
+                let text = if self.multi() {
+                    format!("{}/{shown}", self.roots[root].name)
+                } else {
+                    shown
+                };
+                if !req.matches(&text) {
+                    continue;
+                }
+                found.push(self.listed(root, dir, e));
+                if found.len() >= req.limit {
+                    let next = if more || i + 1 < paths.len() {
+                        Some(position(root, &path))
+                    } else {
+                        (root + 1 < self.roots.len()).then(|| position(root + 1, &RelPath::root()))
+                    };
+                    return Ok(page(found, next));
+                }
+            }
+            match paths.last() {
+                Some((dir, e)) if more => {
+                    let last = dir.join(&e.name);
+                    if examined >= SEARCH_SCAN {
+                        return Ok(page(found, Some(position(root, &last))));
+                    }
+                    pos = Some(last);
+                }
+                _ => {
+                    root += 1;
+                    pos = None;
+                    if examined >= SEARCH_SCAN && root < self.roots.len() {
+                        return Ok(page(found, Some(position(root, &RelPath::root()))));
+                    }
+                }
+            }
+        }
+        Ok(page(found, None))
     }
 
     fn list_children(
@@ -820,6 +891,14 @@ impl Provider for FsProvider {
             None => self.tree.list_files(req.after, req.limit),
             Some(uri) => self.tree.list_children(uri, req.after, req.limit),
         }
+    }
+
+    async fn search(
+        &self,
+        _ctx: &RequestContext,
+        req: SearchRequest<'_>,
+    ) -> Result<Option<Page>, ResourceError> {
+        self.tree.search_files(&req).map(Some)
     }
 
     async fn metadata(&self, _ctx: &RequestContext, uri: &str) -> Result<Resource, ResourceError> {
