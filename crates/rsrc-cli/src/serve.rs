@@ -27,8 +27,11 @@ pub(crate) struct ServeArgs {
     /// (NAME defaults to the directory's name). A SQLite row is
     /// `db://<NAME>/<table>/<key>` (NAME defaults to the file's stem), a PostgreSQL row
     /// `db://<NAME>/<schema>/<table>/<key>` (NAME defaults to the database's name). One
-    /// repository is `git:///<ref>/<path>`; several, `git://<NAME>/<ref>/<path>`. With
-    /// none, a bundled sample directory and database are served.
+    /// repository is `git:///<ref>/<path>`; several, `git://<NAME>/<ref>/<path>`. Agent
+    /// skills, as `skills:DIR` or `NAME=skills:DIR`: each subdirectory holding a
+    /// `SKILL.md` is served as `skill://[<NAME>/]<skill>/<file>`, with the skills
+    /// extension (SEP-2640). With none, a bundled sample directory and database are
+    /// served.
     sources: Vec<String>,
 
     /// Serve hidden files and directories (names starting with `.`).
@@ -257,6 +260,8 @@ enum Source {
     Postgres(Option<String>, String),
     /// A git repository: `git:PATH` or `NAME=git:PATH`.
     Git(Option<String>, PathBuf),
+    /// A directory of agent skills: `skills:DIR` or `NAME=skills:DIR`.
+    Skills(Option<String>, PathBuf),
 }
 
 /// Splits `NAME=REST` when `arg` is not an existing path and the part before `=` is a
@@ -283,6 +288,12 @@ fn parse_source(arg: &str) -> Result<Source, String> {
             return Err(format!("{arg}: no repository after \"git:\""));
         }
         return Ok(Source::Git(name.map(str::to_owned), PathBuf::from(path)));
+    }
+    if let Some(path) = spec.strip_prefix("skills:") {
+        if path.is_empty() || !Path::new(path).is_dir() {
+            return Err(format!("{arg}: no directory of skills after \"skills:\""));
+        }
+        return Ok(Source::Skills(name.map(str::to_owned), PathBuf::from(path)));
     }
     if let Some(path) = spec.strip_prefix("sqlite:") {
         if path.is_empty() {
@@ -316,6 +327,7 @@ pub(crate) fn absolute_source(arg: &str) -> Result<String, String> {
     Ok(match parse_source(arg)? {
         Source::Postgres(_, url) => format!("{named}{url}"),
         Source::Git(_, path) => format!("{named}git:{}", absolute(&path)?),
+        Source::Skills(_, path) => format!("{named}skills:{}", absolute(&path)?),
         Source::Sqlite(_, path) => format!("{named}sqlite:{}", absolute(&path)?),
         Source::Directory(_, path) => format!("{named}{}", absolute(&path)?),
     })
@@ -381,6 +393,7 @@ fn build(args: &ServeArgs) -> Result<Server, Box<dyn std::error::Error>> {
     let mut databases = Vec::new();
     let mut postgres = Vec::new();
     let mut repos = Vec::new();
+    let mut skills = Vec::new();
     for arg in &args.sources {
         match parse_source(arg)? {
             Source::Directory(name, path) => dirs.push((name, path)),
@@ -389,7 +402,15 @@ fn build(args: &ServeArgs) -> Result<Server, Box<dyn std::error::Error>> {
             }
             Source::Postgres(name, url) => postgres.push((name, url)),
             Source::Git(name, path) => repos.push((name, path)),
+            Source::Skills(name, path) => skills.push((name, path)),
         }
+    }
+    if !skills.is_empty() {
+        let config = rsrc_providers::skills::SkillsConfig {
+            poll_interval: (!args.no_watch).then_some(Duration::from_secs(2)),
+            ..rsrc_providers::skills::SkillsConfig::default()
+        };
+        builder = rsrc_providers::skills::SkillsProvider::new(skills, config)?.install(builder);
     }
     if !postgres.is_empty() {
         // Connected before the server's runtime exists: a runtime of its own for the

@@ -104,6 +104,7 @@ impl Server {
             }),
             logging: Some(Default::default()),
             completions: completions.then(Default::default),
+            extensions: (!self.inner.extensions.is_empty()).then(|| self.inner.extensions.clone()),
             other: {
                 let mut other = self.inner.capabilities.clone();
                 if self.inner.tools.is_some() {
@@ -111,7 +112,6 @@ impl Server {
                 }
                 other
             },
-            ..ServerCapabilities::default()
         }
     }
 

@@ -186,6 +186,7 @@ pub struct ServerBuilder {
     capabilities: Meta,
     prompt_completer: Option<PromptCompleter>,
     tools: Option<ToolsConfig>,
+    extensions: Meta,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -250,6 +251,15 @@ impl ServerBuilder {
     #[must_use]
     pub fn capability(mut self, name: impl Into<String>, value: serde_json::Value) -> Self {
         self.capabilities.insert(name.into(), value);
+        self
+    }
+
+    /// Declares extension `id` (e.g. `io.modelcontextprotocol/skills`) with its
+    /// `settings` under `capabilities.extensions`; serve its methods with
+    /// [`ServerBuilder::method`].
+    #[must_use]
+    pub fn extension(mut self, id: impl Into<String>, settings: serde_json::Value) -> Self {
+        self.extensions.insert(id.into(), settings);
         self
     }
 
@@ -357,6 +367,7 @@ impl ServerBuilder {
                 capabilities: self.capabilities,
                 prompt_completer: self.prompt_completer,
                 tools: self.tools,
+                extensions: self.extensions,
                 budget: ByteBudget::new(self.config.read_budget),
                 config: self.config,
             }),
@@ -387,6 +398,8 @@ struct Inner {
     prompt_completer: Option<PromptCompleter>,
     /// The tools bridge, when enabled.
     tools: Option<ToolsConfig>,
+    /// Extensions declared under `capabilities.extensions`.
+    extensions: Meta,
     /// Content bytes in flight, across every connection.
     budget: ByteBudget,
 }
@@ -413,6 +426,7 @@ impl Server {
             capabilities: Meta::new(),
             prompt_completer: None,
             tools: None,
+            extensions: Meta::new(),
         }
     }
 
