@@ -6,6 +6,11 @@
 //! 2026-07-28 error against its code's definition). SEP-2093's `resources/metadata` is not
 //! in the schemas: its result is checked as a `Result` whose `resource` is a `Resource`.
 //!
+//! Results of extension methods the official schemas do not define (the skills
+//! extension's `skills/list` and `skills/get`) are checked as the revision's `Result` (in
+//! 2026-07-28, `CacheableResult`, as the SEP requires) and against the extension's own
+//! schema, written from its specification (`testdata/schema/extensions/`).
+//!
 //! One documented exception: an error answering a message whose id could not be read
 //! carries `"id": null`, as JSON-RPC 2.0 requires. No MCP schema can express a null id
 //! (2025-11-25 and later omit the member instead), so such a message is checked with the
@@ -114,6 +119,40 @@ fn result_def(method: &str) -> Option<&'static str> {
     })
 }
 
+/// The extension schema file and definition of an extension method's result.
+fn extension_result_def(method: &str) -> Option<(&'static str, &'static str)> {
+    Some(match method {
+        "skills/list" => ("skills", "ListSkillsResult"),
+        "skills/get" => ("skills", "GetSkillResult"),
+        _ => return None,
+    })
+}
+
+fn check_extension(file: &str, def: &str, instance: &Value) -> Result<(), String> {
+    let path = format!(
+        "{}/../../testdata/schema/extensions/{file}.schema.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).expect("extension schema file is readable");
+    let root: Value = serde_json::from_str(&text).expect("extension schema is JSON");
+    let schema = json!({"$ref": format!("#/$defs/{def}"), "$defs": root["$defs"]});
+    let validator = jsonschema::draft202012::options()
+        .build(&schema)
+        .unwrap_or_else(|e| panic!("cannot compile {def} of {file}: {e}"));
+    let errors: Vec<String> = validator
+        .iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{file} {def} rejects {instance}:\n  {}",
+            errors.join("\n  ")
+        ))
+    }
+}
+
 fn notification_def(method: &str) -> Option<&'static str> {
     Some(match method {
         "notifications/progress" => "ProgressNotification",
@@ -207,9 +246,21 @@ pub fn validate(
     )?;
     let method =
         request_method.ok_or_else(|| format!("a response to an unknown request: {msg}"))?;
+    let result = &msg["result"];
+    if let Some((file, def)) = extension_result_def(method) {
+        check(
+            v,
+            if v.is_modern() {
+                "CacheableResult"
+            } else {
+                "Result"
+            },
+            result,
+        )?;
+        return check_extension(file, def, result);
+    }
     let def = result_def(method)
         .ok_or_else(|| format!("no schema definition known for the result of {method}"))?;
-    let result = &msg["result"];
     check(v, def, result)?;
     if method == "resources/metadata" {
         check(v, "Resource", &result["resource"])?;
@@ -220,6 +271,30 @@ pub fn validate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn skills_results_are_checked_against_the_extension_schema() {
+        let entry = |digest: &str| {
+            json!({"uri": "skill://a/SKILL.md", "frontmatter": {"name": "a", "description": "d"},
+                "resources": [{"uri": "skill://a/SKILL.md", "digest": digest, "size": 1}]})
+        };
+        let good = format!("sha256:{}", "0".repeat(64));
+        let list = |e: Value| json!({"jsonrpc":"2.0","id":1,"result":{"skills":[e]}});
+        let v = ProtocolVersion::V2025_11_25;
+        validate(v, &list(entry(&good)), Some("skills/list")).unwrap();
+        assert!(validate(v, &list(entry("md5:00")), Some("skills/list")).is_err());
+        // 2026-07-28 results carry the caching attributes.
+        let modern = ProtocolVersion::V2026_07_28;
+        let mut m = list(entry(&good));
+        m["result"]["resultType"] = json!("complete");
+        assert!(validate(modern, &m, Some("skills/list")).is_err());
+        m["result"]["ttlMs"] = json!(0);
+        m["result"]["cacheScope"] = json!("private");
+        validate(modern, &m, Some("skills/list")).unwrap();
+        let with_cursor =
+            json!({"jsonrpc":"2.0","id":1,"result":{"skill":entry(&good),"nextCursor":"x"}});
+        assert!(validate(v, &with_cursor, Some("skills/get")).is_err());
+    }
 
     #[test]
     fn the_validator_rejects_what_the_schema_rejects() {
