@@ -449,3 +449,60 @@ async fn a_provider_that_searches_answers_itself_in_pages() {
     let expected: Vec<String> = (0..7).map(|i| format!("book:///{i}")).collect();
     assert_eq!(found, expected);
 }
+
+/// Lists nothing but always says more follows: a provider bug the bridge must survive.
+struct Endless;
+
+impl rsrc::Provider for Endless {
+    async fn list(
+        &self,
+        _: &rsrc::RequestContext,
+        _: rsrc::ListRequest<'_>,
+    ) -> Result<rsrc::Page, rsrc::ResourceError> {
+        Ok(rsrc::Page {
+            resources: Vec::new(),
+            next: Some(vec![1]),
+            cache: None,
+        })
+    }
+
+    async fn metadata(
+        &self,
+        _: &rsrc::RequestContext,
+        uri: &str,
+    ) -> Result<Resource, rsrc::ResourceError> {
+        Err(rsrc::ResourceError::not_found(uri))
+    }
+
+    async fn read(
+        &self,
+        _: &rsrc::RequestContext,
+        uri: &str,
+    ) -> Result<rsrc::ReadOutput, rsrc::ResourceError> {
+        Err(rsrc::ResourceError::not_found(uri))
+    }
+}
+
+#[tokio::test]
+async fn a_provider_returning_empty_pages_forever_does_not_hang_a_tool_call() {
+    let server = Server::builder("rsrc-test", "0.0.0")
+        .mount("endless:", Endless)
+        .tools(ToolsConfig::default())
+        .build()
+        .unwrap();
+    let mut p = connect_as(&server, ProtocolVersion::V2025_11_25).await;
+    for (tool, args) in [
+        ("list_resources", json!({"filter": "*.md"})),
+        ("search_resources", json!({"query": "anything"})),
+    ] {
+        let result =
+            tokio::time::timeout(std::time::Duration::from_secs(20), call(&mut p, tool, args))
+                .await
+                .expect("the call ends");
+        assert!(uris(&result).is_empty());
+        assert!(
+            result["structuredContent"]["nextCursor"].is_string(),
+            "{result}"
+        );
+    }
+}

@@ -338,14 +338,14 @@ impl SkillsProvider {
                     let this = SkillsProvider { inner };
                     let old = this.index();
                     let new = Arc::new(scan(&this.inner.roots, &old));
-                    let changed = publish(&old, &new, &feed);
-                    if changed {
-                        *this
-                            .inner
-                            .index
-                            .write()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner) = new;
-                    }
+                    // Swapped even when nothing was published: new stamps spare the next
+                    // scan from hashing a file that was only touched.
+                    *this
+                        .inner
+                        .index
+                        .write()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::clone(&new);
+                    publish(&old, &new, &feed);
                 }
             });
         if let Err(e) = spawned {
@@ -354,16 +354,12 @@ impl SkillsProvider {
     }
 }
 
-/// Publishes the differences between two snapshots; `true` if there are any.
-fn publish(old: &Index, new: &Index, feed: &ChangeFeed) -> bool {
-    let mut any = false;
+/// Publishes the differences between two snapshots.
+fn publish(old: &Index, new: &Index, feed: &ChangeFeed) {
     for (uri, f) in &new.files {
         match old.files.get(uri) {
             Some(o) if o.digest == f.digest && o.skill == f.skill => {}
-            _ => {
-                any = true;
-                feed.updated(uri);
-            }
+            _ => feed.updated(uri),
         }
     }
     let gone: Vec<&String> = old
@@ -380,7 +376,6 @@ fn publish(old: &Index, new: &Index, feed: &ChangeFeed) -> bool {
     if listing_changed {
         feed.list_changed();
     }
-    any || listing_changed || old.dirs.keys().ne(new.dirs.keys())
 }
 
 /// The URI of `rel` (a path from root `root`) under `root`'s prefix.

@@ -31,6 +31,9 @@ use crate::error::RequestError;
 use crate::extension::{ExtensionParams, ExtensionResult};
 use crate::provider::{ListRequest, Listed, SearchRequest};
 
+/// Most provider calls one tool call makes (a provider may return short pages).
+const MAX_CALLS: usize = 64;
+
 /// The methods the bridge serves.
 pub(crate) const METHODS: [&str; 2] = ["tools/list", "tools/call"];
 
@@ -343,19 +346,35 @@ fn table(items: &[Value], next: Option<&str>, empty: &str) -> String {
         };
         let mime = i["mimeType"].as_str().unwrap_or("-");
         let size = i["size"].as_u64().map_or("-".to_owned(), |s| s.to_string());
+        // Names come from served content: a line break or tab in one must not forge rows.
+        let title = i["title"]
+            .as_str()
+            .or(i["name"].as_str())
+            .unwrap_or_default();
         out.push_str(&format!(
-            "{kind}\t{}\t{mime}\t{size}\t{}\n",
+            "{kind}\t{}\t{}\t{size}\t{}\n",
             i["uri"].as_str().unwrap_or_default(),
-            i["title"]
-                .as_str()
-                .or(i["name"].as_str())
-                .unwrap_or_default()
+            one_line(mime),
+            one_line(title)
         ));
     }
     if let Some(c) = next {
         out.push_str(&format!("More follow: call again with cursor \"{c}\".\n"));
     }
     out
+}
+
+/// `text` with its control characters (line breaks, tabs, escapes) shown as `\u{…}`.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// A page of items as a tool result.
@@ -383,7 +402,7 @@ async fn scan(
     keep: impl Fn(&Resource) -> bool,
 ) -> Result<(Vec<Value>, Option<String>), ToolError> {
     let mut kept = Vec::new();
-    let mut examined = 0;
+    let (mut examined, mut calls) = (0, 0);
     loop {
         // Pages no larger than what is still wanted, so the cursor lands exactly where
         // this call stops.
@@ -391,6 +410,7 @@ async fn scan(
         let limit = want.min(config.scan - examined).max(1);
         let (page, next, _) = handlers::listing(srv, ctx, parent, cursor.as_deref(), limit).await?;
         examined += page.len();
+        calls += 1;
         for listed in &page {
             if let Some(r) = listed.to_resource()
                 && keep(&r)
@@ -399,7 +419,12 @@ async fn scan(
             }
         }
         cursor = next;
-        if cursor.is_none() || kept.len() >= config.page || examined >= config.scan {
+        // Providers may return short (even empty) pages: the calls are bounded too.
+        if cursor.is_none()
+            || kept.len() >= config.page
+            || examined >= config.scan
+            || calls >= MAX_CALLS
+        {
             return Ok((kept, cursor));
         }
     }
@@ -434,9 +459,6 @@ fn glob(pattern: &str) -> Result<GlobMatcher, ToolError> {
         .map(|g| g.compile_matcher())
         .map_err(|e| ToolError::Argument(format!("`filter` is not a glob: {e}")))
 }
-
-/// Most provider calls one `search_resources` call makes.
-const SEARCH_CALLS: usize = 64;
 
 async fn search_resources(
     srv: &Server,
@@ -505,7 +527,7 @@ async fn search_resources(
                 .filter_map(Listed::to_resource)
                 .map(|r| item(&r)),
         );
-        let done = kept.len() >= config.page || examined >= config.scan || calls >= SEARCH_CALLS;
+        let done = kept.len() >= config.page || examined >= config.scan || calls >= MAX_CALLS;
         match page.next {
             Some(pos) => {
                 handlers::check_position(&pos)?;
@@ -568,14 +590,15 @@ async fn list_resource_templates(
         .collect();
     let mut text = String::new();
     for t in &items {
+        let about = t["description"]
+            .as_str()
+            .or(t["title"].as_str())
+            .or(t["name"].as_str())
+            .unwrap_or_default();
         text.push_str(&format!(
             "{}\t{}\n",
-            t["uriTemplate"].as_str().unwrap_or_default(),
-            t["description"]
-                .as_str()
-                .or(t["title"].as_str())
-                .or(t["name"].as_str())
-                .unwrap_or_default()
+            one_line(t["uriTemplate"].as_str().unwrap_or_default()),
+            one_line(about)
         ));
     }
     if text.is_empty() {
@@ -754,6 +777,12 @@ fn chars(text: &str, offset: usize, length: usize) -> (Option<&str>, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_cannot_forge_table_rows() {
+        assert_eq!(one_line("a\tb\nc\u{1b}[31m"), "a\\u{9}b\\u{a}c\\u{1b}[31m");
+        assert_eq!(one_line("plain é"), "plain é");
+    }
 
     #[test]
     fn text_is_cut_on_character_boundaries() {
