@@ -271,8 +271,7 @@ impl Filter {
         true
     }
 
-    /// Whether every component of `path` is exposed (`is_dir` says what the last one is).
-    /// Whether `path` is exposed, and so is what it resolves to: a symlink inside the root
+    /// Whether `path` is exposed (`is_dir` says what its last component is), and so is what it resolves to: a symlink inside the root
     /// cannot lend its visible name to a hidden, ignored, excluded or `.git` target
     /// (`notes.txt -> .env`, `docs/g -> ../.git`). The one rule every operation applies
     /// to a path (reads, metadata, listings, completion, subscriptions).
@@ -286,7 +285,7 @@ impl Filter {
         if !self.path_visible(root_index, root, path, is_dir) {
             return false;
         }
-        if path.is_root() {
+        if path.is_root() || without_links(root, path) {
             return true;
         }
         // Resolved beneath the root by the capability handle; a link that cannot be
@@ -302,7 +301,14 @@ impl Filter {
         }
     }
 
-    fn path_visible(&self, root_index: usize, root: &Dir, path: &RelPath, is_dir: bool) -> bool {
+    /// Whether every component of `path` itself is exposed (what it resolves to aside).
+    pub(crate) fn path_visible(
+        &self,
+        root_index: usize,
+        root: &Dir,
+        path: &RelPath,
+        is_dir: bool,
+    ) -> bool {
         let comps = path.components();
         let mut dir = RelPath::root();
         for (i, c) in comps.iter().enumerate() {
@@ -315,6 +321,31 @@ impl Filter {
         }
         true
     }
+}
+
+/// Whether `path` reaches what it names beneath `root` without following any symbolic
+/// link, so that it is its own resolution: one `openat2` (`RESOLVE_NO_SYMLINKS`) and one
+/// `fstat`, where resolving component by component costs a dozen system calls per read.
+/// Any doubt (a link, another kernel, an error) is `false`: the caller then resolves.
+#[cfg(target_os = "linux")]
+fn without_links(root: &Dir, path: &RelPath) -> bool {
+    use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
+    let Ok(fd) = rustix::fs::openat2(
+        root,
+        path.to_path(),
+        OFlags::PATH | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+        Mode::empty(),
+        ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS,
+    ) else {
+        return false;
+    };
+    // `O_PATH | O_NOFOLLOW` opens a final symbolic link itself.
+    rustix::fs::fstat(&fd).is_ok_and(|st| FileType::from_raw_mode(st.st_mode) != FileType::Symlink)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn without_links(_root: &Dir, _path: &RelPath) -> bool {
+    false
 }
 
 /// The ignore rules in force inside one directory, deepest first.

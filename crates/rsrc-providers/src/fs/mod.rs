@@ -56,7 +56,9 @@ use cache::DirCache;
 use convert::Conversions;
 use filter::Filter;
 use path::{RelPath, display_name, push_segment};
-use read::{ReadError, StopOnDrop, mime_for, mime_from_name, open_checked, read_open};
+use read::{
+    ReadError, StopOnDrop, mime_for, mime_from_name, open_checked, open_resolved, read_open,
+};
 use walk::{Info, Kind, Scope};
 
 /// Most files one search call examines.
@@ -638,16 +640,20 @@ impl Tree {
         rel: &RelPath,
     ) -> Result<(Option<cap_std::fs::File>, Metadata), ResourceError> {
         let dir = &self.roots[root].dir;
-        let (file, md) = if rel.is_root() {
-            (None, dir.dir_metadata().map_err(|e| io_error(uri, &e))?)
+        if rel.is_root() {
+            return Ok((None, dir.dir_metadata().map_err(|e| io_error(uri, &e))?));
+        }
+        let (file, md, linked) = open_resolved(dir, rel).map_err(|e| self.read_error(uri, e))?;
+        // Opened without following a link, the path is its own resolution.
+        let visible = if linked {
+            self.filter.resolved_visible(root, dir, rel, md.is_dir())
         } else {
-            let (file, md) = open_checked(dir, rel).map_err(|e| self.read_error(uri, e))?;
-            (Some(file), md)
+            self.filter.path_visible(root, dir, rel, md.is_dir())
         };
-        if !self.filter.resolved_visible(root, dir, rel, md.is_dir()) {
+        if !visible {
             return Err(ResourceError::not_found(uri));
         }
-        Ok((file, md))
+        Ok((Some(file), md))
     }
 
     fn read_error(&self, uri: &str, e: ReadError) -> ResourceError {

@@ -56,6 +56,38 @@ pub(crate) fn open_checked(dir: &Dir, path: &RelPath) -> Result<(File, Metadata)
     Ok((file, md))
 }
 
+/// Like [`open_checked`], and says whether a symbolic link was followed on the way (then
+/// the caller must check what the path resolved to). On Linux the file is first opened
+/// with `RESOLVE_NO_SYMLINKS`: a path without links, the common case, costs no more than
+/// the open itself; any failure of that attempt (a link, another kernel) falls back to
+/// the resolving open.
+pub(crate) fn open_resolved(
+    dir: &Dir,
+    path: &RelPath,
+) -> Result<(File, Metadata, bool), ReadError> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
+        let opened = rustix::fs::openat2(
+            dir,
+            path.to_path(),
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+            Mode::empty(),
+            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+        );
+        if let Ok(fd) = opened {
+            let file = File::from_std(std::fs::File::from(fd));
+            let md = file.metadata()?;
+            if !(md.is_file() || md.is_dir()) {
+                return Err(ReadError::NotRegular);
+            }
+            return Ok((file, md, false));
+        }
+    }
+    let (file, md) = open_checked(dir, path)?;
+    Ok((file, md, true))
+}
+
 /// Reads a whole open regular file of at most `cap` bytes; `md` is its metadata.
 ///
 /// A large file is read in chunks, and `stop` is checked before each: once it is set

@@ -38,7 +38,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::fs::path::RelPath;
-use crate::fs::read::{open_checked, read_open, text_or_bytes};
+use crate::fs::read::{open_checked, open_resolved, read_open, text_or_bytes};
 
 pub use manifest::{MAX_BYTES, MAX_FILES};
 
@@ -164,6 +164,8 @@ struct Index {
     files: BTreeMap<String, FileInfo>,
     /// Directory URI → its children's URIs (a `true` marks a directory).
     dirs: BTreeMap<String, BTreeMap<String, bool>>,
+    /// Directories not served as skills, and why (warned about once per reason).
+    refused: BTreeMap<PathBuf, String>,
 }
 
 impl SkillsProvider {
@@ -407,7 +409,10 @@ fn scan(roots: &[Root], previous: &Index) -> Index {
                 }
                 Err(manifest::Refusal(why)) => {
                     let shown = root.path.join(skill_dir.to_path());
-                    tracing::warn!(skill = %shown.display(), reason = %why, "not served as a skill");
+                    if previous.refused.get(&shown) != Some(&why) {
+                        tracing::warn!(skill = %shown.display(), reason = %why, "not served as a skill");
+                    }
+                    index.refused.insert(shown, why);
                 }
             }
         }
@@ -722,7 +727,19 @@ impl Provider for SkillsProvider {
             };
         };
         let dir = &self.inner.roots[f.root].dir;
-        let (file, md) = open_checked(dir, &f.rel).map_err(|_| ResourceError::not_found(uri))?;
+        // A file swapped for a link since the scan is not part of the skill any more.
+        let unlinked = |rel: &RelPath| {
+            dir.canonicalize(rel.to_path())
+                .ok()
+                .as_deref()
+                .and_then(RelPath::from_canonical)
+                .as_ref()
+                == Some(rel)
+        };
+        let (file, md) = match open_resolved(dir, &f.rel) {
+            Ok((file, md, linked)) if !linked || unlinked(&f.rel) => (file, md),
+            _ => return Err(ResourceError::not_found(uri)),
+        };
         let bytes = read_open(
             file,
             &md,
