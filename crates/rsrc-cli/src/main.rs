@@ -3,6 +3,7 @@
 //! Invariant: when serving on stdio, stdout carries protocol messages only; every log line
 //! goes to stderr.
 
+mod config;
 mod conformance;
 mod hosts;
 mod inspect;
@@ -11,7 +12,7 @@ mod serve;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 #[derive(Parser, Debug)]
 #[command(name = "rsrc", version, about = "MCP resources: serve them, and inspect any server's", long_about = None)]
@@ -60,10 +61,16 @@ fn init_logging(verbose: u8) {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     init_logging(cli.verbose);
     let outcome = match cli.command {
-        Command::Serve(args) => serve::run(&args),
+        Command::Serve(args) => {
+            let serve = matches
+                .subcommand_matches("serve")
+                .expect("the serve subcommand was matched");
+            serve::run(&args, serve)
+        }
         Command::Config(args) => {
             return match hosts::run(&args) {
                 Ok((snippet, where_to)) => {

@@ -14,8 +14,12 @@ use rsrc::transport::{StreamConfig, serve_stdio};
 use rsrc::{Server, ServerConfig};
 use rsrc_providers::db::postgres::{PostgresConfig, PostgresProvider};
 use rsrc_providers::db::{self, sqlite};
-use rsrc_providers::fs::{self, FilterConfig, FsConfig, FsProvider};
+use rsrc_providers::fs::{self, FilterConfig, FsConfig, FsProvider, FsRoot};
 use rsrc_providers::git::{GitConfig, GitProvider};
+
+use crate::config::{
+    Config, Dur, HttpSection, Listen, Location, Size, SourceConfig, SourceOptions,
+};
 
 /// Options of `rsrc serve`.
 #[derive(Args, Debug)]
@@ -32,94 +36,99 @@ pub(crate) struct ServeArgs {
     /// `SKILL.md` is served as `skill://[<NAME>/]<skill>/<file>`, with the skills
     /// extension (SEP-2640). With none, a bundled sample directory and database are
     /// served.
-    sources: Vec<String>,
+    pub(crate) sources: Vec<String>,
 
     /// Serve hidden files and directories (names starting with `.`).
     #[arg(long)]
-    hidden: bool,
+    pub(crate) hidden: bool,
 
     /// Do not honour `.gitignore` and `.ignore` files.
     #[arg(long)]
-    no_ignore: bool,
+    pub(crate) no_ignore: bool,
 
     /// Serve only files matching this glob (relative to the root, e.g. `**/*.md`); repeatable.
     #[arg(long, value_name = "GLOB")]
-    include: Vec<String>,
+    pub(crate) include: Vec<String>,
 
     /// Never serve files or directories matching this glob; repeatable.
     #[arg(long, value_name = "GLOB")]
-    exclude: Vec<String>,
+    pub(crate) exclude: Vec<String>,
 
     /// Largest file or database row read (e.g. `32MiB`); larger ones are refused.
-    #[arg(long, default_value = "32MiB", value_parser = parse_size)]
-    max_read: u64,
+    #[arg(long, default_value = "32MiB", value_parser = crate::config::parse_size)]
+    pub(crate) max_read: u64,
 
     /// Most bytes of content all requests together may hold (read and not yet sent);
     /// beyond it, reads wait for room.
-    #[arg(long, default_value = "256MiB", value_parser = parse_size)]
-    read_budget: u64,
+    #[arg(long, default_value = "256MiB", value_parser = crate::config::parse_size)]
+    pub(crate) read_budget: u64,
 
     /// Most bytes of child content returned when a directory is read.
-    #[arg(long, default_value = "1MiB", value_parser = parse_size)]
-    collection_budget: u64,
+    #[arg(long, default_value = "1MiB", value_parser = crate::config::parse_size)]
+    pub(crate) collection_budget: u64,
 
     /// Do not watch the directories and databases for changes (no subscriptions, no list
     /// changes).
     #[arg(long)]
-    no_watch: bool,
+    pub(crate) no_watch: bool,
 
     /// Changes to one file within this window are notified once.
     #[arg(long, default_value = "50ms", value_parser = humantime::parse_duration)]
-    watch_window: Duration,
+    pub(crate) watch_window: Duration,
 
     /// Longest time one request may keep a database busy; a query running longer is
     /// stopped.
     #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
-    db_timeout: Duration,
+    pub(crate) db_timeout: Duration,
 
     /// How often databases are checked for commits by other programs.
     #[arg(long, default_value = "250ms", value_parser = humantime::parse_duration)]
-    db_poll: Duration,
+    pub(crate) db_poll: Duration,
 
     /// Resources per `resources/list` page.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    page_size: u32,
+    pub(crate) page_size: u32,
 
     /// Also offer the resources as tools (list_resources, read_resource,
     /// search_resources, list_resource_templates), for hosts whose model only calls tools.
     #[arg(long)]
-    tools: bool,
+    pub(crate) tools: bool,
 
     /// Most characters of text one read_resource tool call returns; the result says where
     /// it was cut and how to read on.
-    #[arg(
-        long,
-        default_value_t = 20_000,
-        value_name = "CHARS",
-        requires = "tools"
-    )]
-    tools_max_text: usize,
+    #[arg(long, default_value_t = 20_000, value_name = "CHARS")]
+    pub(crate) tools_max_text: usize,
 
     /// Longest accepted message (e.g. `16MiB`).
-    #[arg(long, default_value = "16MiB", value_parser = parse_size)]
-    max_message: u64,
+    #[arg(long, default_value = "16MiB", value_parser = crate::config::parse_size)]
+    pub(crate) max_message: u64,
 
     /// Most requests handled at once per stdio connection or HTTP session.
     #[arg(long, default_value_t = 128)]
-    max_in_flight: usize,
+    pub(crate) max_in_flight: usize,
 
     /// How long requests in flight may finish after stdin closes or, over HTTP, after
     /// SIGINT/SIGTERM.
     #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
-    shutdown_grace: Duration,
+    pub(crate) shutdown_grace: Duration,
+
+    /// Read the configuration from this TOML file (see `docs/rsrc.example.toml`); flags
+    /// given here override it, and sources named here are served after its own.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+
+    /// Print the effective configuration (the file with the flags applied) as TOML and
+    /// exit.
+    #[arg(long)]
+    pub(crate) print_config: bool,
 
     /// Serve the fixture of the official MCP conformance suite (`test://…`) alongside
     /// the sources.
     #[arg(long)]
-    conformance_fixtures: bool,
+    pub(crate) conformance_fixtures: bool,
 
     #[command(flatten)]
-    http: HttpArgs,
+    pub(crate) http: HttpArgs,
 }
 
 /// Options of the Streamable HTTP transport.
@@ -128,141 +137,93 @@ pub(crate) struct ServeArgs {
 pub(crate) struct HttpArgs {
     /// Serve Streamable HTTP at `http://ADDR/mcp` instead of stdio (`PORT` alone binds
     /// 127.0.0.1).
-    #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
-    http: Option<SocketAddr>,
+    #[arg(long, value_name = "ADDR", value_parser = crate::config::parse_listen)]
+    pub(crate) http: Option<SocketAddr>,
 
     /// Allow binding a non-loopback address (anyone who can reach it can read what is
     /// served: pair it with --bearer-token-file or a JWT key).
     #[arg(long)]
-    allow_remote: bool,
+    pub(crate) allow_remote: bool,
 
     /// `Host` value to accept, e.g. `mcp.example.com` or `mcp.example.com:8443`
     /// (default: localhost, 127.0.0.1 and [::1] with the bound port); repeatable.
     #[arg(long, value_name = "HOST")]
-    allowed_host: Vec<String>,
+    pub(crate) allowed_host: Vec<String>,
 
     /// `Origin` to accept from browsers, e.g. `https://app.example.com` (default: the
     /// allowed loopback hosts); repeatable.
     #[arg(long, value_name = "ORIGIN")]
-    allowed_origin: Vec<String>,
+    pub(crate) allowed_origin: Vec<String>,
 
     /// Largest request body.
-    #[arg(long, default_value = "4MiB", value_parser = parse_size)]
-    max_body: u64,
+    #[arg(long, default_value = "4MiB", value_parser = crate::config::parse_size)]
+    pub(crate) max_body: u64,
 
     /// Most HTTP connections at once.
     #[arg(long, default_value_t = 1024)]
-    max_connections: usize,
+    pub(crate) max_connections: usize,
 
     /// Most long-lived streams (GET streams, subscriptions) open at once.
     #[arg(long, default_value_t = 256)]
-    max_streams: usize,
+    pub(crate) max_streams: usize,
 
     /// Most sessions (2025 revisions) at once.
     #[arg(long, default_value_t = 4096)]
-    max_sessions: usize,
+    pub(crate) max_sessions: usize,
 
     /// A session unused this long ends.
     #[arg(long, default_value = "30m", value_parser = humantime::parse_duration)]
-    session_idle: Duration,
+    pub(crate) session_idle: Duration,
 
     /// Longest wait for a request's headers, and for the next request on an idle
     /// keep-alive connection.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
-    header_timeout: Duration,
+    pub(crate) header_timeout: Duration,
 
     /// Longest wait on a client that does not read its response (at least 16 KiB must
     /// go out in each such period), after which its connection is closed.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
-    write_timeout: Duration,
+    pub(crate) write_timeout: Duration,
 
     /// Worker threads. One (the default) serves tens of thousands of requests per second
     /// with the least CPU per request; more spread connections over cores.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    threads: u16,
+    pub(crate) threads: u16,
 
     /// Require `Authorization: Bearer <token>` with the token in this file.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["jwt_secret_file", "jwt_public_key"])]
-    bearer_token_file: Option<PathBuf>,
+    pub(crate) bearer_token_file: Option<PathBuf>,
 
     /// Require JWTs signed with the HMAC secret in this file (HS256/384/512).
     #[arg(long, value_name = "FILE", conflicts_with = "jwt_public_key")]
-    jwt_secret_file: Option<PathBuf>,
+    pub(crate) jwt_secret_file: Option<PathBuf>,
 
     /// Require JWTs signed by the private half of this PEM public key (RSA, EC or
     /// Ed25519).
     #[arg(long, value_name = "FILE")]
-    jwt_public_key: Option<PathBuf>,
+    pub(crate) jwt_public_key: Option<PathBuf>,
 
     /// Audience a JWT must name (default: the public URL); repeatable.
     #[arg(long, value_name = "AUD")]
-    jwt_audience: Vec<String>,
+    pub(crate) jwt_audience: Vec<String>,
 
     /// Issuer a JWT must name; repeatable (default: any).
     #[arg(long, value_name = "ISS")]
-    jwt_issuer: Vec<String>,
+    pub(crate) jwt_issuer: Vec<String>,
 
     /// Authorization server to publish in the protected-resource metadata; repeatable.
     #[arg(long, value_name = "URL")]
-    authorization_server: Vec<String>,
+    pub(crate) authorization_server: Vec<String>,
 
     /// This endpoint's public URL, e.g. `https://mcp.example.com/mcp` (default:
     /// `http://ADDR/mcp`): the resource identifier and default JWT audience.
     #[arg(long, value_name = "URL")]
-    public_url: Option<String>,
-}
-
-/// `ADDR:PORT`, `[V6]:PORT`, `localhost:PORT` or `PORT`.
-fn parse_listen(s: &str) -> Result<SocketAddr, String> {
-    if let Ok(port) = s.parse::<u16>() {
-        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
-    }
-    if let Some(port) = s.strip_prefix("localhost:") {
-        let port = port
-            .parse::<u16>()
-            .map_err(|_| format!("bad port in {s:?}"))?;
-        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
-    }
-    s.parse()
-        .map_err(|_| format!("not an address: {s:?} (expected e.g. 127.0.0.1:8080 or 8080)"))
-}
-
-/// Parses `1024`, `64KiB`, `32MiB`, `1GiB` (also `K`, `M`, `G`, `KB`, `MB`, `GB` as
-/// powers of 1024).
-fn parse_size(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (digits, unit) = s.split_at(split);
-    let n: u64 = digits.parse().map_err(|_| format!("not a size: {s:?}"))?;
-    let shift = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        other => return Err(format!("unknown size unit {other:?} (use KiB, MiB or GiB)")),
-    };
-    n.checked_mul(1 << shift)
-        .ok_or_else(|| format!("size too large: {s:?}"))
+    pub(crate) public_url: Option<String>,
 }
 
 const INSTRUCTIONS: &str = "This server exposes resources. Use resources/list to browse, \
 resources/list with a collection's uri to list its children, resources/metadata for \
 metadata without content, and resources/read for content.";
-
-/// One source of resources, as given on the command line.
-#[derive(Debug, PartialEq, Eq)]
-enum Source {
-    /// A directory: `DIR` or `NAME=DIR`.
-    Directory(String, PathBuf),
-    /// A SQLite database file: `sqlite:PATH` or `NAME=sqlite:PATH`.
-    Sqlite(String, PathBuf),
-    /// A PostgreSQL database: `postgres://…` or `NAME=postgres://…`.
-    Postgres(Option<String>, String),
-    /// A git repository: `git:PATH` or `NAME=git:PATH`.
-    Git(Option<String>, PathBuf),
-    /// A directory of agent skills: `skills:DIR` or `NAME=skills:DIR`.
-    Skills(Option<String>, PathBuf),
-}
 
 /// Splits `NAME=REST` when `arg` is not an existing path and the part before `=` is a
 /// plain name (no `/` or `:`), so that paths and URLs holding `=` stay whole.
@@ -277,38 +238,37 @@ fn split_name(arg: &str) -> (Option<&str>, &str) {
     (None, arg)
 }
 
-/// Parses one source argument: one arm per kind.
-fn parse_source(arg: &str) -> Result<Source, String> {
+/// Parses one source argument (one arm per kind), with the top level's options.
+pub(crate) fn parse_source(arg: &str) -> Result<SourceConfig, String> {
     let (name, spec) = split_name(arg);
-    if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
-        return Ok(Source::Postgres(name.map(str::to_owned), spec.to_owned()));
-    }
-    if let Some(path) = spec.strip_prefix("git:") {
+    let at = if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+        Location::Postgres(spec.to_owned())
+    } else if let Some(path) = spec.strip_prefix("git:") {
         if path.is_empty() {
             return Err(format!("{arg}: no repository after \"git:\""));
         }
-        return Ok(Source::Git(name.map(str::to_owned), PathBuf::from(path)));
-    }
-    if let Some(path) = spec.strip_prefix("skills:") {
+        Location::Git(PathBuf::from(path))
+    } else if let Some(path) = spec.strip_prefix("skills:") {
         if path.is_empty() || !Path::new(path).is_dir() {
             return Err(format!("{arg}: no directory of skills after \"skills:\""));
         }
-        return Ok(Source::Skills(name.map(str::to_owned), PathBuf::from(path)));
-    }
-    if let Some(path) = spec.strip_prefix("sqlite:") {
+        Location::Skills(PathBuf::from(path))
+    } else if let Some(path) = spec.strip_prefix("sqlite:") {
         if path.is_empty() {
             return Err(format!("{arg}: no database file after \"sqlite:\""));
         }
-        let path = PathBuf::from(path);
-        let name = name.map_or_else(|| sqlite::default_name(&path), str::to_owned);
-        return Ok(Source::Sqlite(name, path));
-    }
-    let path = Path::new(spec);
-    if name.is_none() && !path.is_dir() {
-        return Err(format!("{arg}: not a directory"));
-    }
-    let name = name.map_or_else(|| fs::default_root_name(path), str::to_owned);
-    Ok(Source::Directory(name, path.to_path_buf()))
+        Location::Sqlite(PathBuf::from(path))
+    } else {
+        if name.is_none() && !Path::new(spec).is_dir() {
+            return Err(format!("{arg}: not a directory"));
+        }
+        Location::Directory(PathBuf::from(spec))
+    };
+    Ok(SourceConfig {
+        name: name.map(str::to_owned),
+        at,
+        options: SourceOptions::default(),
+    })
 }
 
 /// `arg` with its path made absolute (symbolic links resolved), in the same form: what a
@@ -324,23 +284,24 @@ pub(crate) fn absolute_source(arg: &str) -> Result<String, String> {
             .into_string()
             .map_err(|_| format!("{arg}: the path is not UTF-8"))
     };
-    Ok(match parse_source(arg)? {
-        Source::Postgres(_, url) => format!("{named}{url}"),
-        Source::Git(_, path) => format!("{named}git:{}", absolute(&path)?),
-        Source::Skills(_, path) => format!("{named}skills:{}", absolute(&path)?),
-        Source::Sqlite(_, path) => format!("{named}sqlite:{}", absolute(&path)?),
-        Source::Directory(_, path) => format!("{named}{}", absolute(&path)?),
+    Ok(match parse_source(arg)?.at {
+        Location::Postgres(url) => format!("{named}{url}"),
+        Location::Git(path) => format!("{named}git:{}", absolute(&path)?),
+        Location::Skills(path) => format!("{named}skills:{}", absolute(&path)?),
+        Location::Sqlite(path) => format!("{named}sqlite:{}", absolute(&path)?),
+        Location::Directory(path) => format!("{named}{}", absolute(&path)?),
     })
 }
 
-/// The SQLite provider's settings from the command line.
-fn sqlite_config(args: &ServeArgs) -> sqlite::SqliteConfig {
+/// The SQLite provider's settings: the top level's (a database's own are on its
+/// source).
+fn sqlite_config(c: &Config) -> sqlite::SqliteConfig {
     sqlite::SqliteConfig {
-        max_row_bytes: args.max_read,
-        statement_timeout: args.db_timeout,
-        collection_budget: args.collection_budget,
-        watch: !args.no_watch,
-        poll_interval: args.db_poll,
+        max_row_bytes: c.max_read.0,
+        statement_timeout: c.db_timeout.0,
+        collection_budget: c.collection_budget.0,
+        watch: c.watch,
+        poll_interval: c.db_poll.0,
         ..sqlite::SqliteConfig::default()
     }
 }
@@ -366,51 +327,99 @@ fn conversions() -> FsConfig {
 /// The hidden subcommand that runs one conversion (see [`conversions`]).
 pub(crate) const CONVERT_WORKER: &str = "convert-worker";
 
-fn build(args: &ServeArgs) -> Result<Server, Box<dyn std::error::Error>> {
-    let config = ServerConfig {
-        page_size: args.page_size as usize,
-        read_budget: args.read_budget,
+/// The URI under which a source's resources are, for `tools = false`.
+fn source_base(at: &Location, name: Option<&str>, several: bool) -> String {
+    let mut base = String::new();
+    match at {
+        Location::Directory(_) if several => base = fs::root_uri(name.unwrap_or_default()),
+        Location::Directory(_) => base.push_str(fs::PREFIX),
+        Location::Sqlite(_) => base = db::database_uri(name.unwrap_or_default()),
+        Location::Skills(_) => {
+            base.push_str(rsrc_providers::skills::PREFIX);
+            if let Some(name) = name {
+                base.push_str(name);
+                base.push('/');
+            }
+        }
+        // Their providers know their prefixes (see `build`).
+        Location::Postgres(_) | Location::Git(_) => {}
+    }
+    base
+}
+
+fn build(config: &Config) -> Result<Server, Box<dyn std::error::Error>> {
+    let server_config = ServerConfig {
+        page_size: config.page_size as usize,
+        read_budget: config.read_budget.0,
         ..ServerConfig::default()
     };
     let mut builder = Server::builder("rsrc", env!("CARGO_PKG_VERSION"))
         .instructions(INSTRUCTIONS)
-        .config(config);
-    if args.tools {
-        builder = builder.tools(rsrc::ToolsConfig {
-            max_text: args.tools_max_text,
-            ..rsrc::ToolsConfig::default()
-        });
-    }
-    if args.conformance_fixtures {
+        .config(server_config);
+    if config.conformance_fixtures {
         builder = crate::conformance::mount(builder);
     }
-    if args.sources.is_empty() {
+    let sources = config.resolved();
+    if sources.is_empty() {
+        if config.tools.enabled {
+            builder = builder.tools(rsrc::ToolsConfig {
+                max_text: config.tools.max_text,
+                ..rsrc::ToolsConfig::default()
+            });
+        }
         builder = builder.mount(crate::sample::PREFIX, crate::sample::sample());
-        builder = builder.mount(db::PREFIX, crate::sample::database(&sqlite_config(args))?);
+        builder = builder.mount(db::PREFIX, crate::sample::database(&sqlite_config(config))?);
         return Ok(builder.build()?);
     }
+    let count = |kind: fn(&Location) -> bool| sources.iter().filter(|s| kind(&s.at)).count();
+    let several_dirs = count(|l| matches!(l, Location::Directory(_))) > 1;
+    let several_repos = count(|l| matches!(l, Location::Git(_))) > 1;
     let mut dirs = Vec::new();
     let mut databases = Vec::new();
     let mut postgres = Vec::new();
     let mut repos = Vec::new();
     let mut skills = Vec::new();
-    for arg in &args.sources {
-        match parse_source(arg)? {
-            Source::Directory(name, path) => dirs.push((name, path)),
-            Source::Sqlite(name, path) => {
-                databases.push(sqlite::SqliteSource::named_file(name, path));
-            }
-            Source::Postgres(name, url) => postgres.push((name, url)),
-            Source::Git(name, path) => repos.push((name, path)),
-            Source::Skills(name, path) => skills.push((name, path)),
+    // URI bases of the sources kept out of the tools.
+    let mut untooled = Vec::new();
+    for s in &sources {
+        let o = &s.options;
+        let size = |n: Option<Size>| n.unwrap_or(config.max_read).0;
+        let dur = |d: Option<Dur>, or: Dur| d.unwrap_or(or).0;
+        let base = source_base(&s.at, s.name.as_deref(), several_dirs);
+        let name = s.name.clone().unwrap_or_default();
+        match &s.at {
+            Location::Directory(path) => dirs.push(FsRoot {
+                name,
+                path: path.clone(),
+                filter: Some(FilterConfig {
+                    include_hidden: o.hidden.unwrap_or(config.hidden),
+                    respect_ignore_files: o.ignore_files.unwrap_or(config.ignore_files),
+                    include: o.include.clone().unwrap_or_default(),
+                    exclude: o.exclude.clone().unwrap_or_default(),
+                }),
+                max_read: Some(size(o.max_read)),
+            }),
+            Location::Sqlite(path) => databases.push(
+                sqlite::SqliteSource::named_file(name, path)
+                    .max_row_bytes(size(o.max_read))
+                    .statement_timeout(dur(o.db_timeout, config.db_timeout))
+                    .poll_interval(dur(o.db_poll, config.db_poll)),
+            ),
+            Location::Postgres(url) => postgres.push((s, url)),
+            Location::Git(path) => repos.push((s, path)),
+            Location::Skills(path) => skills.push((s.name.clone(), path.clone())),
+        }
+        if o.tools == Some(false) && !base.is_empty() {
+            untooled.push(base);
         }
     }
     if !skills.is_empty() {
-        let config = rsrc_providers::skills::SkillsConfig {
-            poll_interval: (!args.no_watch).then_some(Duration::from_secs(2)),
+        let skills_config = rsrc_providers::skills::SkillsConfig {
+            poll_interval: config.watch.then_some(Duration::from_secs(2)),
             ..rsrc_providers::skills::SkillsConfig::default()
         };
-        builder = rsrc_providers::skills::SkillsProvider::new(skills, config)?.install(builder);
+        builder =
+            rsrc_providers::skills::SkillsProvider::new(skills, skills_config)?.install(builder);
     }
     if !postgres.is_empty() {
         // Connected before the server's runtime exists: a runtime of its own for the
@@ -418,18 +427,29 @@ fn build(args: &ServeArgs) -> Result<Server, Box<dyn std::error::Error>> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let config = PostgresConfig {
-            statement_timeout: args.db_timeout,
-            collection_budget: usize::try_from(args.collection_budget).unwrap_or(usize::MAX),
-            max_row_bytes: usize::try_from(args.max_read).unwrap_or(usize::MAX),
-            watch: !args.no_watch,
-            poll_interval: args.db_poll,
-            ..PostgresConfig::default()
-        };
-        for (name, url) in postgres {
+        for (s, url) in postgres {
+            let o = &s.options;
+            let pg_config = PostgresConfig {
+                statement_timeout: o.db_timeout.unwrap_or(config.db_timeout).0,
+                collection_budget: usize::try_from(config.collection_budget.0)
+                    .unwrap_or(usize::MAX),
+                max_row_bytes: usize::try_from(o.max_read.unwrap_or(config.max_read).0)
+                    .unwrap_or(usize::MAX),
+                watch: config.watch,
+                poll_interval: o.db_poll.unwrap_or(config.db_poll).0,
+                password: match &o.password_file {
+                    Some(path) => {
+                        Some(String::from_utf8(read_secret(path)?).map_err(|_| {
+                            format!("{}: the password is not UTF-8", path.display())
+                        })?)
+                    }
+                    None => None,
+                },
+                ..PostgresConfig::default()
+            };
             let provider = runtime
-                .block_on(PostgresProvider::connect(name, &url, config.clone()))
-                .map_err(|e| format!("{}: {e}", redact(&url)))?;
+                .block_on(PostgresProvider::connect(s.name.clone(), url, pg_config))
+                .map_err(|e| format!("{}: {e}", redact(url)))?;
             // A PostgreSQL database is mounted at `db://NAME`, and the longest prefix
             // wins: a SQLite database whose name starts with NAME would be shadowed.
             if let Some(other) = databases
@@ -443,55 +463,59 @@ fn build(args: &ServeArgs) -> Result<Server, Box<dyn std::error::Error>> {
                 )
                 .into());
             }
+            if o.tools == Some(false) {
+                untooled.push(provider.prefix().to_owned());
+            }
             builder = builder.mount(provider.prefix().to_owned(), provider);
         }
     }
-    let several = repos.len() > 1;
-    for (name, path) in repos {
-        let defaults = GitConfig::default();
-        let config = GitConfig {
-            poll_interval: defaults.poll_interval.filter(|_| !args.no_watch),
-            max_blob: args.max_read,
-            ..defaults
+    for (s, path) in repos {
+        let git_config = GitConfig {
+            poll_interval: s.options.poll.map(|p| p.0).filter(|_| config.watch),
+            max_blob: s.options.max_read.unwrap_or(config.max_read).0,
+            ..GitConfig::default()
         };
-        let provider = match name {
-            Some(name) => GitProvider::open_named(&name, &path, config)?,
-            None if several => {
+        let provider = match &s.name {
+            Some(name) => GitProvider::open_named(name, path, git_config)?,
+            None if several_repos => {
                 return Err(format!(
                     "{}: several repositories need names: NAME=git:PATH",
                     path.display()
                 )
                 .into());
             }
-            None => GitProvider::open(&path, config)?,
+            None => GitProvider::open(path, git_config)?,
         };
+        if s.options.tools == Some(false) {
+            untooled.push(provider.prefix().to_owned());
+        }
         builder = builder.mount(provider.prefix().to_owned(), provider);
     }
     if !dirs.is_empty() {
         let fs_config = FsConfig {
-            filter: FilterConfig {
-                include_hidden: args.hidden,
-                respect_ignore_files: !args.no_ignore,
-                include: args.include.clone(),
-                exclude: args.exclude.clone(),
-            },
-            max_read: args.max_read,
-            collection_budget: args.collection_budget,
-            watch: !args.no_watch,
-            watch_window: args.watch_window,
+            collection_budget: config.collection_budget.0,
+            watch: config.watch,
+            watch_window: config.watch_window.0,
             ..conversions()
         };
-        builder = builder.mount(fs::PREFIX, FsProvider::new(dirs, fs_config)?);
+        builder = builder.mount(fs::PREFIX, FsProvider::with_roots(dirs, fs_config)?);
     }
     if !databases.is_empty() {
-        let provider = sqlite::SqliteProvider::new(databases, sqlite_config(args))?;
+        let provider = sqlite::SqliteProvider::new(databases, sqlite_config(config))?;
         builder = builder.mount(db::PREFIX, provider);
+    }
+    if config.tools.enabled {
+        builder = builder.tools(rsrc::ToolsConfig {
+            max_text: config.tools.max_text,
+            excluded: untooled,
+            ..rsrc::ToolsConfig::default()
+        });
     }
     Ok(builder.build()?)
 }
 
 /// A connection string without its password, for messages.
-fn redact(url: &str) -> String {
+pub(crate) fn redact(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(scheme), Some(at)) if at > scheme => match url[scheme + 3..at].split_once(':') {
             Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
@@ -501,15 +525,26 @@ fn redact(url: &str) -> String {
     }
 }
 
-pub(crate) fn run(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let server = build(args)?;
-    if let Some(addr) = args.http.http {
-        return serve_http(args, &server, addr);
+pub(crate) fn run(
+    args: &ServeArgs,
+    matches: &clap::ArgMatches,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let config = Config::load(args, matches)?;
+    if args.print_config {
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        out.write_all(config.to_toml()?.as_bytes())?;
+        out.flush()?;
+        return Ok(());
+    }
+    let server = build(&config)?;
+    if let Some(Listen(addr)) = config.http.listen {
+        return serve_http(&config, &server, addr);
     }
     let stream = StreamConfig {
-        max_line: usize::try_from(args.max_message).unwrap_or(usize::MAX),
-        max_in_flight: args.max_in_flight.max(1),
-        shutdown_grace: args.shutdown_grace,
+        max_line: usize::try_from(config.max_message.0).unwrap_or(usize::MAX),
+        max_in_flight: config.max_in_flight.max(1),
+        shutdown_grace: config.shutdown_grace.0,
         ..StreamConfig::default()
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -534,26 +569,27 @@ fn read_secret(path: &Path) -> Result<Vec<u8>, String> {
 }
 
 fn auth_config(
-    h: &HttpArgs,
+    h: &HttpSection,
     addr: SocketAddr,
 ) -> Result<Option<AuthConfig>, Box<dyn std::error::Error>> {
-    let verifier = if let Some(path) = &h.bearer_token_file {
+    let a = &h.auth;
+    let verifier = if let Some(path) = &a.bearer_token_file {
         let token = String::from_utf8(read_secret(path)?)
             .map_err(|_| format!("{}: the token is not UTF-8", path.display()))?;
         TokenVerifier::Static(token)
-    } else if let Some(path) = &h.jwt_secret_file {
+    } else if let Some(path) = &a.jwt_secret_file {
         TokenVerifier::Jwt(
             JwtVerifier::hmac(&read_secret(path)?)
-                .audience(h.jwt_audience.clone())
-                .issuer(h.jwt_issuer.clone()),
+                .audience(a.jwt_audience.clone())
+                .issuer(a.jwt_issuer.clone()),
         )
-    } else if let Some(path) = &h.jwt_public_key {
+    } else if let Some(path) = &a.jwt_public_key {
         let pem = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
         TokenVerifier::Jwt(
             JwtVerifier::public_key_pem(&pem)
                 .map_err(|e| format!("{}: {e}", path.display()))?
-                .audience(h.jwt_audience.clone())
-                .issuer(h.jwt_issuer.clone()),
+                .audience(a.jwt_audience.clone())
+                .issuer(a.jwt_issuer.clone()),
         )
     } else {
         return Ok(None);
@@ -563,18 +599,18 @@ fn auth_config(
         .clone()
         .unwrap_or_else(|| format!("http://{addr}/mcp"));
     let mut config = AuthConfig::new(verifier, resource);
-    for a in &h.authorization_server {
-        config = config.authorization_server(a.clone());
+    for server in &a.authorization_servers {
+        config = config.authorization_server(server.clone());
     }
     Ok(Some(config))
 }
 
 fn serve_http(
-    args: &ServeArgs,
+    config: &Config,
     server: &Server,
     addr: SocketAddr,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let h = &args.http;
+    let h = &config.http;
     if !addr.ip().is_loopback() {
         if !h.allow_remote {
             return Err(format!(
@@ -598,22 +634,22 @@ fn serve_http(
         let listener = tokio::net::TcpListener::bind(addr).await?;
         // The bound address (the port, when 0 was asked for) names the resource.
         let bound = listener.local_addr()?;
-        let config = HttpConfig {
-            allowed_hosts: h.allowed_host.clone(),
-            allowed_origins: h.allowed_origin.clone(),
-            max_body: usize::try_from(h.max_body).unwrap_or(usize::MAX),
+        let http_config = HttpConfig {
+            allowed_hosts: h.allowed_hosts.clone(),
+            allowed_origins: h.allowed_origins.clone(),
+            max_body: usize::try_from(h.max_body.0).unwrap_or(usize::MAX),
             max_connections: h.max_connections.max(1),
             max_streams: h.max_streams.max(1),
-            max_in_flight: args.max_in_flight.max(1),
+            max_in_flight: config.max_in_flight.max(1),
             max_sessions: h.max_sessions.max(1),
-            session_idle: h.session_idle,
-            header_read_timeout: h.header_timeout,
-            write_stall_timeout: h.write_timeout.max(Duration::from_millis(100)),
-            shutdown_grace: args.shutdown_grace,
+            session_idle: h.session_idle.0,
+            header_read_timeout: h.header_timeout.0,
+            write_stall_timeout: h.write_timeout.0.max(Duration::from_millis(100)),
+            shutdown_grace: config.shutdown_grace.0,
             auth: auth_config(h, bound)?,
             ..HttpConfig::default()
         };
-        rsrc::transport::http::serve_http(server, listener, config, shutdown_signal()).await?;
+        rsrc::transport::http::serve_http(server, listener, http_config, shutdown_signal()).await?;
         Ok::<_, Box<dyn std::error::Error>>(())
     })?;
     Ok(())
@@ -638,39 +674,36 @@ async fn shutdown_signal() {
 
 #[cfg(test)]
 mod tests {
-    use super::{Source, parse_size, parse_source};
+    use super::parse_source;
+    use crate::config::Location;
     use std::path::PathBuf;
 
     #[test]
     fn sources_are_directories_or_named_databases() {
+        let parsed = |arg: &str| parse_source(arg).map(|s| (s.name, s.at));
         assert_eq!(
-            parse_source("sqlite:data/shop.db"),
-            Ok(Source::Sqlite("shop".into(), PathBuf::from("data/shop.db")))
+            parsed("sqlite:data/shop.db"),
+            Ok((None, Location::Sqlite(PathBuf::from("data/shop.db"))))
         );
         assert_eq!(
-            parse_source("sales=sqlite:/srv/x=y.db"),
-            Ok(Source::Sqlite("sales".into(), PathBuf::from("/srv/x=y.db")))
+            parsed("sales=sqlite:/srv/x=y.db"),
+            Ok((
+                Some("sales".into()),
+                Location::Sqlite(PathBuf::from("/srv/x=y.db"))
+            ))
         );
         assert_eq!(
-            parse_source("sqlite:/srv/a=b.db"),
-            Ok(Source::Sqlite("a=b".into(), PathBuf::from("/srv/a=b.db")))
+            parsed("sqlite:/srv/a=b.db"),
+            Ok((None, Location::Sqlite(PathBuf::from("/srv/a=b.db"))))
         );
         assert_eq!(
-            parse_source("docs=/srv/docs"),
-            Ok(Source::Directory("docs".into(), PathBuf::from("/srv/docs")))
+            parsed("docs=/srv/docs"),
+            Ok((
+                Some("docs".into()),
+                Location::Directory(PathBuf::from("/srv/docs"))
+            ))
         );
         assert!(parse_source("sqlite:").is_err());
         assert!(parse_source("/definitely/not/here").is_err());
-    }
-
-    #[test]
-    fn sizes_parse_with_binary_units() {
-        assert_eq!(parse_size("1024"), Ok(1024));
-        assert_eq!(parse_size("32MiB"), Ok(32 << 20));
-        assert_eq!(parse_size("1 GiB"), Ok(1 << 30));
-        assert_eq!(parse_size("64k"), Ok(64 << 10));
-        assert!(parse_size("12 parsecs").is_err());
-        assert!(parse_size("").is_err());
-        assert!(parse_size("99999999999999999999GiB").is_err());
     }
 }

@@ -98,6 +98,9 @@ pub struct PostgresConfig {
     pub max_watched: usize,
     /// Most completion values (default 100).
     pub completion_limit: usize,
+    /// The password, when the connection string holds none (default: none), so that it
+    /// can be kept out of command lines and configuration files.
+    pub password: Option<String>,
 }
 
 impl Default for PostgresConfig {
@@ -113,6 +116,7 @@ impl Default for PostgresConfig {
             poll_interval: Duration::from_millis(500),
             max_watched: 1024,
             completion_limit: 100,
+            password: None,
         }
     }
 }
@@ -176,6 +180,11 @@ impl PostgresProvider {
         pg.options(format!(
             "-c default_transaction_read_only=on -c statement_timeout={ms} -c idle_in_transaction_session_timeout={ms}"
         ));
+        if let Some(password) = &config.password
+            && pg.get_password().is_none()
+        {
+            pg.password(password.as_str());
+        }
         pg.application_name("rsrc");
         pg.connect_timeout(config.connect_timeout);
         let manager = Manager::from_config(

@@ -162,6 +162,16 @@ impl Default for SqliteConfig {
 pub struct SqliteSource {
     name: String,
     origin: Origin,
+    /// This database's own settings, over the provider's.
+    own: Own,
+}
+
+/// Settings a database may set for itself.
+#[derive(Clone, Copy, Debug, Default)]
+struct Own {
+    max_row_bytes: Option<u64>,
+    statement_timeout: Option<Duration>,
+    poll_interval: Option<Duration>,
 }
 
 #[derive(Clone, Debug)]
@@ -177,6 +187,7 @@ impl SqliteSource {
         SqliteSource {
             name: default_name(&path),
             origin: Origin::File(path),
+            own: Own::default(),
         }
     }
 
@@ -185,6 +196,7 @@ impl SqliteSource {
         SqliteSource {
             name: name.into(),
             origin: Origin::File(path.into()),
+            own: Own::default(),
         }
     }
 
@@ -195,7 +207,29 @@ impl SqliteSource {
         SqliteSource {
             name: name.into(),
             origin: Origin::Script(sql.into()),
+            own: Own::default(),
         }
+    }
+
+    /// This database's largest row, over [`SqliteConfig::max_row_bytes`].
+    #[must_use]
+    pub fn max_row_bytes(mut self, bytes: u64) -> SqliteSource {
+        self.own.max_row_bytes = Some(bytes);
+        self
+    }
+
+    /// This database's statement timeout, over [`SqliteConfig::statement_timeout`].
+    #[must_use]
+    pub fn statement_timeout(mut self, timeout: Duration) -> SqliteSource {
+        self.own.statement_timeout = Some(timeout);
+        self
+    }
+
+    /// How often this database is polled, over [`SqliteConfig::poll_interval`].
+    #[must_use]
+    pub fn poll_interval(mut self, interval: Duration) -> SqliteSource {
+        self.own.poll_interval = Some(interval);
+        self
     }
 
     /// The database's name in URIs.
@@ -255,12 +289,13 @@ impl std::fmt::Display for SqliteError {
 
 impl std::error::Error for SqliteError {}
 
-/// Copies of the settings the blocking work needs.
+/// This database's settings: its own where it sets them, else the provider's.
 #[derive(Clone, Copy, Debug)]
 struct Settings {
     max_row_bytes: u64,
     statement_timeout: Duration,
     exact_digest_rows: u64,
+    poll_interval: Duration,
 }
 
 /// One served database.
@@ -296,10 +331,19 @@ static MEMORY_DATABASES: AtomicU64 = AtomicU64::new(0);
 
 impl Database {
     fn open(source: SqliteSource, config: &SqliteConfig) -> Result<Database, SqliteError> {
+        let settings = Settings {
+            max_row_bytes: source.own.max_row_bytes.unwrap_or(config.max_row_bytes),
+            statement_timeout: source
+                .own
+                .statement_timeout
+                .unwrap_or(config.statement_timeout),
+            exact_digest_rows: config.exact_digest_rows,
+            poll_interval: source.own.poll_interval.unwrap_or(config.poll_interval),
+        };
         let limits = Limits {
-            statement_timeout: config.statement_timeout,
+            statement_timeout: settings.statement_timeout,
             busy_timeout: config.busy_timeout,
-            max_row_bytes: config.max_row_bytes,
+            max_row_bytes: settings.max_row_bytes,
         };
         let (location, anchor) = match source.origin {
             Origin::File(path) => {
@@ -339,11 +383,7 @@ impl Database {
             permits: Arc::new(Semaphore::new(config.max_connections.max(1))),
             catalog: RwLock::new(Arc::new(catalog)),
             watched: Mutex::new(HashMap::new()),
-            settings: Settings {
-                max_row_bytes: config.max_row_bytes,
-                statement_timeout: config.statement_timeout,
-                exact_digest_rows: config.exact_digest_rows,
-            },
+            settings,
             _anchor: anchor,
         })
     }
@@ -529,7 +569,7 @@ impl SqliteProvider {
             .await
             .map_err(ResourceError::internal)?;
         let worker = Arc::clone(&db);
-        blocking(self.budget(), move |budget| {
+        blocking(Budget::new(db.settings.statement_timeout), move |budget| {
             let out = worker.run(budget, |c, cat| f(&worker, c, cat));
             drop(permit);
             out
@@ -590,11 +630,11 @@ impl Provider for SqliteProvider {
         if !self.config.watch {
             return;
         }
-        let settings = WatchSettings {
-            interval: self.config.poll_interval.max(Duration::from_millis(1)),
-            max_watched: self.config.max_watched,
-        };
         for db in &self.dbs {
+            let settings = WatchSettings {
+                interval: db.settings.poll_interval.max(Duration::from_millis(1)),
+                max_watched: self.config.max_watched,
+            };
             watch::start(db, feed.clone(), settings);
         }
     }
@@ -638,7 +678,7 @@ impl Provider for SqliteProvider {
         let (target, db) = self.resolve(uri)?;
         let after = req.after.map(<[u8]>::to_vec);
         let cache = self.config.cache;
-        let max = self.config.max_row_bytes;
+        let max = db.settings.max_row_bytes;
         self.on(db, uri, move |db, c, cat| {
             let page = match target {
                 Target::Database { .. } => {
@@ -724,7 +764,7 @@ impl Provider for SqliteProvider {
     async fn metadata(&self, _ctx: &RequestContext, uri: &str) -> Result<Resource, ResourceError> {
         let (target, db) = self.resolve(uri)?;
         let owned = uri.to_owned();
-        let max = self.config.max_row_bytes;
+        let max = db.settings.max_row_bytes;
         self.on(db, uri, move |db, c, cat| {
             Ok(match target {
                 Target::Database { .. } => database_resource(db, cat),
@@ -747,7 +787,7 @@ impl Provider for SqliteProvider {
     async fn read(&self, _ctx: &RequestContext, uri: &str) -> Result<ReadOutput, ResourceError> {
         let (target, db) = self.resolve(uri)?;
         let owned = uri.to_owned();
-        let max = self.config.max_row_bytes;
+        let max = db.settings.max_row_bytes;
         let csv = self.config.csv;
         let budget = self.config.collection_budget;
         let max_rows = self.config.collection_max_rows;

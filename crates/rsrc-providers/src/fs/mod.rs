@@ -185,10 +185,47 @@ impl std::fmt::Display for FsError {
 
 impl std::error::Error for FsError {}
 
+/// One directory to serve, with what it exposes when that differs from the provider's
+/// settings.
+#[derive(Debug, Clone)]
+pub struct FsRoot {
+    /// The root's name: its URI segment when several roots are served.
+    pub name: String,
+    /// The directory.
+    pub path: PathBuf,
+    /// What is exposed (default: [`FsConfig::filter`]).
+    pub filter: Option<FilterConfig>,
+    /// Largest file read, in bytes (default: [`FsConfig::max_read`]).
+    pub max_read: Option<u64>,
+}
+
+impl FsRoot {
+    /// `path` under `name`, with the provider's settings.
+    pub fn new(name: impl Into<String>, path: impl Into<PathBuf>) -> FsRoot {
+        FsRoot {
+            name: name.into(),
+            path: path.into(),
+            filter: None,
+            max_read: None,
+        }
+    }
+}
+
+/// The URI of the root named `name` when several roots are served: `file:///NAME`.
+pub fn root_uri(name: &str) -> String {
+    let mut s = String::from(PREFIX);
+    push_segment(&mut s, OsStr::new(name));
+    s
+}
+
 #[derive(Debug)]
 struct Root {
     name: String,
     dir: Dir,
+    /// What this root exposes.
+    filter: Filter,
+    /// Largest file read from this root.
+    max_read: u64,
 }
 
 /// Directories served as resources.
@@ -199,7 +236,6 @@ pub struct FsProvider {
 /// The provider's state, shared with the thread that warms the listing cache.
 struct Tree {
     roots: Vec<Arc<Root>>,
-    filter: Filter,
     cache: Option<DirCache>,
     conversions: Conversions,
     config: FsConfig,
@@ -278,19 +314,36 @@ impl FsProvider {
     /// Serves `roots` (name, directory). With one root the name is used only as the
     /// root collection's display name.
     pub fn new(roots: Vec<(String, PathBuf)>, config: FsConfig) -> Result<FsProvider, FsError> {
+        let roots = roots
+            .into_iter()
+            .map(|(name, path)| FsRoot::new(name, path))
+            .collect();
+        FsProvider::with_roots(roots, config)
+    }
+
+    /// Serves `roots`, each with its own filter and read limit where it sets them.
+    pub fn with_roots(roots: Vec<FsRoot>, config: FsConfig) -> Result<FsProvider, FsError> {
         if roots.is_empty() {
             return Err(FsError::NoRoot);
         }
         let mut opened: Vec<Arc<Root>> = Vec::with_capacity(roots.len());
-        for (name, path) in roots {
+        for root in roots {
+            let name = root.name;
             if !valid_name(&name) || opened.iter().any(|r| r.name == name) {
                 return Err(FsError::BadName(name));
             }
-            let dir = Dir::open_ambient_dir(&path, ambient_authority())
-                .map_err(|e| FsError::Open(path.clone(), e))?;
-            opened.push(Arc::new(Root { name, dir }));
+            let dir = Dir::open_ambient_dir(&root.path, ambient_authority())
+                .map_err(|e| FsError::Open(root.path.clone(), e))?;
+            let filter = Filter::new(root.filter.as_ref().unwrap_or(&config.filter))
+                .map_err(FsError::BadGlob)?;
+            let max_read = root.max_read.unwrap_or(config.max_read);
+            opened.push(Arc::new(Root {
+                name,
+                dir,
+                filter,
+                max_read,
+            }));
         }
-        let filter = Filter::new(&config.filter).map_err(FsError::BadGlob)?;
         let cache = (config.listing_cache_entries > 0)
             .then(|| DirCache::new(config.listing_cache_entries, config.listing_cache_ttl));
         let warm = cache.is_some() && config.warm_listing_cache;
@@ -302,7 +355,6 @@ impl FsProvider {
         );
         let tree = Arc::new(Tree {
             roots: opened,
-            filter,
             cache,
             conversions,
             config,
@@ -338,7 +390,7 @@ impl Tree {
         Scope {
             index,
             dir: &self.roots[index].dir,
-            filter: &self.filter,
+            filter: &self.roots[index].filter,
             cache: self.cache.as_ref(),
         }
     }
@@ -391,7 +443,10 @@ impl Tree {
         if !(md.is_file() || md.is_dir()) {
             return Err(refused(uri, "not a regular file or directory"));
         }
-        if !self.filter.resolved_visible(root, dir, rel, md.is_dir()) {
+        if !self.roots[root]
+            .filter
+            .resolved_visible(root, dir, rel, md.is_dir())
+        {
             return Err(ResourceError::not_found(uri));
         }
         Ok(Info::from(&md))
@@ -615,10 +670,11 @@ impl Tree {
     async fn read_file(
         &self,
         ctx: &RequestContext,
+        root: usize,
         file: cap_std::fs::File,
         md: Metadata,
     ) -> Result<Vec<u8>, ReadError> {
-        let cap = self.config.max_read;
+        let cap = self.roots[root].max_read;
         if md.len() <= self.config.inline_read_limit {
             return read_open(file, &md, cap, &AtomicBool::new(false));
         }
@@ -639,16 +695,17 @@ impl Tree {
         root: usize,
         rel: &RelPath,
     ) -> Result<(Option<cap_std::fs::File>, Metadata), ResourceError> {
-        let dir = &self.roots[root].dir;
+        let Root { dir, filter, .. } = &*self.roots[root];
         if rel.is_root() {
             return Ok((None, dir.dir_metadata().map_err(|e| io_error(uri, &e))?));
         }
-        let (file, md, linked) = open_resolved(dir, rel).map_err(|e| self.read_error(uri, e))?;
+        let (file, md, linked) =
+            open_resolved(dir, rel).map_err(|e| self.read_error(uri, root, e))?;
         // Opened without following a link, the path is its own resolution.
         let visible = if linked {
-            self.filter.resolved_visible(root, dir, rel, md.is_dir())
+            filter.resolved_visible(root, dir, rel, md.is_dir())
         } else {
-            self.filter.path_visible(root, dir, rel, md.is_dir())
+            filter.path_visible(root, dir, rel, md.is_dir())
         };
         if !visible {
             return Err(ResourceError::not_found(uri));
@@ -656,14 +713,14 @@ impl Tree {
         Ok((Some(file), md))
     }
 
-    fn read_error(&self, uri: &str, e: ReadError) -> ResourceError {
+    fn read_error(&self, uri: &str, root: usize, e: ReadError) -> ResourceError {
         match e {
             ReadError::NotRegular => refused(uri, "not a regular file"),
             ReadError::Cancelled => ResourceError::Internal(format!("{uri}: read cancelled")),
             ReadError::TooLarge { size } => ResourceError::TooLarge {
                 uri: uri.to_owned(),
                 size,
-                limit: self.config.max_read,
+                limit: self.roots[root].max_read,
             },
             ReadError::Io(e) => io_error(uri, &e),
         }
@@ -681,9 +738,9 @@ impl Tree {
     ) -> Result<Vec<ResourceContents>, ResourceError> {
         let info = Info::from(&md);
         let bytes = self
-            .read_file(ctx, file, md)
+            .read_file(ctx, root, file, md)
             .await
-            .map_err(|e| self.read_error(uri, e))?;
+            .map_err(|e| self.read_error(uri, root, e))?;
         let md = &info;
         let name = rel.name().unwrap_or_default();
         let mut meta = self.resource(root, rel, md);

@@ -30,7 +30,7 @@ use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 use rsrc::ChangeFeed;
 
 use super::path::RelPath;
-use super::{PREFIX, Tree};
+use super::{PREFIX, Root, Tree};
 
 /// The longest a pending update waits, in windows.
 const MAX_DELAY_WINDOWS: u32 = 20;
@@ -187,13 +187,13 @@ impl Watcher {
                 }
             }
             let Ok(entries) = dir.entries() else { continue };
-            let rules = tree.filter.rules_for(root, base, &rel);
+            let rules = tree.roots[root].filter.rules_for(root, base, &rel);
             for entry in entries.flatten() {
                 let Ok(kind) = entry.file_type() else {
                     continue;
                 };
                 let name = entry.file_name();
-                if kind.is_dir() && tree.filter.entry_visible(&rules, &name, true) {
+                if kind.is_dir() && tree.roots[root].filter.entry_visible(&rules, &name, true) {
                     stack.push(rel.join(&name));
                 }
             }
@@ -311,13 +311,16 @@ impl Watcher {
         let is_dir = mask.contains(EventMask::ISDIR);
         if !is_dir && (name == ".gitignore" || name == ".ignore") {
             // What is exposed below this directory may have changed.
-            tree.filter.forget_rules(root, &dir);
+            tree.roots[root].filter.forget_rules(root, &dir);
             self.list_changed(now);
             self.touch(root, dir, now);
             return;
         }
-        let rules = tree.filter.rules_for(root, &tree.roots[root].dir, &dir);
-        if !tree.filter.entry_visible(&rules, name, is_dir) {
+        let Root {
+            dir: base, filter, ..
+        } = &*tree.roots[root];
+        let rules = filter.rules_for(root, base, &dir);
+        if !filter.entry_visible(&rules, name, is_dir) {
             return;
         }
         let path = dir.join(name);

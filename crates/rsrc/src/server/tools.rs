@@ -53,6 +53,21 @@ pub struct ToolsConfig {
     /// Most resources a filtered listing or a search examines per call (default 10,000);
     /// the result then says where to continue.
     pub scan: usize,
+    /// URIs kept out of the tools (default: none): each is a resource's URI, and what it
+    /// holds is every URI below it (after a `/`, or right after a URI that ends with
+    /// `/`). The tools neither list, find nor read them, and answer as for a resource
+    /// that does not exist; the resource methods still serve them.
+    pub excluded: Vec<String>,
+}
+
+impl ToolsConfig {
+    /// Whether the tools offer `uri`.
+    fn offers(&self, uri: &str) -> bool {
+        !self.excluded.iter().any(|base| {
+            uri.strip_prefix(base.as_str())
+                .is_some_and(|rest| rest.is_empty() || base.ends_with('/') || rest.starts_with('/'))
+        })
+    }
 }
 
 impl Default for ToolsConfig {
@@ -62,6 +77,7 @@ impl Default for ToolsConfig {
             max_blob: 1024 * 1024,
             page: 100,
             scan: 10_000,
+            excluded: Vec::new(),
         }
     }
 }
@@ -296,10 +312,14 @@ fn count_arg(args: &Map<String, Value>, key: &str) -> Result<Option<usize>, Tool
     }
 }
 
-/// The canonical form of a URI argument, or the refusal the resource methods give.
-fn uri_arg(srv: &Server, uri: &str) -> Result<String, ToolError> {
+/// The canonical form of a URI argument, or the refusal the resource methods give (for
+/// an excluded URI, that of a resource that does not exist).
+fn uri_arg(srv: &Server, config: &ToolsConfig, uri: &str) -> Result<String, ToolError> {
     let mut uri = uri.to_owned();
     srv.canonicalize(&mut uri)?;
+    if !config.offers(&uri) {
+        return Err(crate::error::ResourceError::not_found(&uri).into());
+    }
     Ok(uri)
 }
 
@@ -413,6 +433,7 @@ async fn scan(
         calls += 1;
         for listed in &page {
             if let Some(r) = listed.to_resource()
+                && config.offers(&r.uri)
                 && keep(&r)
             {
                 kept.push(item(&r));
@@ -437,7 +458,7 @@ async fn list_resources(
     args: &Map<String, Value>,
 ) -> Outcome {
     let parent = string_arg(args, "uri")?
-        .map(|u| uri_arg(srv, u))
+        .map(|u| uri_arg(srv, config, u))
         .transpose()?;
     let cursor = string_arg(args, "cursor")?.map(str::to_owned);
     let filter = match string_arg(args, "filter")? {
@@ -525,6 +546,7 @@ async fn search_resources(
             page.resources
                 .iter()
                 .filter_map(Listed::to_resource)
+                .filter(|r| config.offers(&r.uri))
                 .map(|r| item(&r)),
         );
         let done = kept.len() >= config.page || examined >= config.scan || calls >= MAX_CALLS;
@@ -570,9 +592,11 @@ async fn list_resource_templates(
         ListResourceTemplatesParams { cursor, meta: None },
     )
     .await?;
+    // A template whose fixed start lies in an excluded URI only names what is excluded.
     let items: Vec<Value> = result
         .resource_templates
         .iter()
+        .filter(|t| config.offers(t.uri_template.split('{').next().unwrap_or_default()))
         .take(config.page.max(1))
         .map(|t| {
             let mut o = json!({"uriTemplate": t.uri_template, "name": t.name});
@@ -626,7 +650,7 @@ async fn read_resource(
     let length = count_arg(args, "length")?
         .unwrap_or(config.max_text)
         .clamp(1, config.max_text);
-    let uri = uri_arg(srv, uri)?;
+    let uri = uri_arg(srv, config, uri)?;
     let read = handlers::read(
         srv.clone(),
         ctx.clone(),
@@ -777,6 +801,19 @@ fn chars(text: &str, offset: usize, length: usize) -> (Option<&str>, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_excluded_uri_hides_what_is_below_it_and_nothing_else() {
+        let config = ToolsConfig {
+            excluded: vec!["db://shop".into(), "file:///".into()],
+            ..ToolsConfig::default()
+        };
+        assert!(!config.offers("db://shop"));
+        assert!(!config.offers("db://shop/items/1"));
+        assert!(config.offers("db://shopping/items/1"));
+        assert!(!config.offers("file:///notes/a.md"));
+        assert!(config.offers("git:///main/README.md"));
+    }
 
     #[test]
     fn names_cannot_forge_table_rows() {
