@@ -8,37 +8,8 @@ mod common;
 use rsrc::protocol::ProtocolVersion;
 use rsrc::{Server, ToolsConfig};
 use rsrc_providers::fs::{FsConfig, FsProvider, PREFIX};
-use serde_json::{Value, json};
 
-use common::write;
-
-async fn search_all(peer: &mut rsrc_testkit::Peer, query: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let mut args = json!({"query": query});
-        if let Some(c) = &cursor {
-            args["cursor"] = json!(c);
-        }
-        let resp = peer
-            .call(
-                "tools/call",
-                json!({"name": "search_resources", "arguments": args}),
-            )
-            .await;
-        let result = &resp["result"];
-        assert_eq!(result["isError"], Value::Null, "{resp}");
-        for r in result["structuredContent"]["resources"].as_array().unwrap() {
-            found.push(r["uri"].as_str().unwrap().to_owned());
-        }
-        cursor = result["structuredContent"]["nextCursor"]
-            .as_str()
-            .map(str::to_owned);
-        if cursor.is_none() {
-            return found;
-        }
-    }
-}
+use common::{search_all, write};
 
 #[tokio::test]
 async fn search_finds_every_matching_file_across_pages_and_nothing_hidden() {

@@ -220,7 +220,16 @@ pub struct SearchRequest<'a> {
     pub limit: usize,
 }
 
-impl SearchRequest<'_> {
+impl<'a> SearchRequest<'a> {
+    /// A search for `words` (lowercase), from `after`, for at most `limit` resources.
+    pub fn new(words: &'a [String], after: Option<&'a [u8]>, limit: usize) -> Self {
+        SearchRequest {
+            words,
+            after,
+            limit,
+        }
+    }
+
     /// Whether `text` (any case) contains every word.
     pub fn matches(&self, text: &str) -> bool {
         let text = text.to_lowercase();

@@ -66,6 +66,7 @@ mod catalog;
 mod conn;
 mod ops;
 mod resources;
+mod search;
 mod watch;
 
 use std::collections::HashMap;
@@ -79,7 +80,7 @@ use rsrc::protocol::{
 };
 use rsrc::{
     ChangeFeed, CompleteRequest, ListRequest, Listed, Page, Provider, ProviderCapabilities,
-    ReadOutput, RequestContext, ResourceError,
+    ReadOutput, RequestContext, ResourceError, SearchRequest,
 };
 use rusqlite::Connection;
 use tokio::sync::Semaphore;
@@ -637,6 +638,59 @@ impl Provider for SqliteProvider {
             };
             watch::start(db, feed.clone(), settings);
         }
+    }
+
+    /// Databases, relations and rows by key (see [`search`]), resumable across calls.
+    async fn search(
+        &self,
+        _ctx: &RequestContext,
+        req: SearchRequest<'_>,
+    ) -> Result<Option<Page>, ResourceError> {
+        let (mut index, mut stage) = match req.after {
+            None => (0, search::Stage::Database),
+            Some(bytes) => {
+                search::decode(bytes).ok_or_else(|| ResourceError::internal("bad position"))?
+            }
+        };
+        let mut resources = Vec::new();
+        let mut examined = 0;
+        while let Some(db) = self.dbs.get(index) {
+            let words = req.words.to_vec();
+            let (want, scan) = (
+                req.limit.saturating_sub(resources.len()),
+                search::SCAN - examined,
+            );
+            let from = std::mem::replace(&mut stage, search::Stage::Database);
+            let found = self
+                .on(Arc::clone(db), &db.uri, move |db, c, cat| {
+                    search::within(db, c, cat, &words, from, want, scan)
+                })
+                .await?;
+            resources.extend(found.hits);
+            examined += found.examined;
+            let next = match found.next {
+                Some(within) => Some((index, within)),
+                None => {
+                    index += 1;
+                    let full = resources.len() >= req.limit || examined >= search::SCAN;
+                    (full && index < self.dbs.len()).then_some((index, search::Stage::Database))
+                }
+            };
+            if let Some((db, stage)) = next {
+                let position = search::encode(db, &stage)
+                    .ok_or_else(|| ResourceError::internal("position"))?;
+                return Ok(Some(Page {
+                    resources,
+                    next: Some(position),
+                    cache: self.config.cache,
+                }));
+            }
+        }
+        Ok(Some(Page {
+            resources,
+            next: None,
+            cache: self.config.cache,
+        }))
     }
 
     async fn subscribe(&self, _ctx: &RequestContext, uri: &str) -> Result<(), ResourceError> {

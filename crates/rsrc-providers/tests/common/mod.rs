@@ -94,3 +94,33 @@ pub fn list_changes(msgs: &[Value]) -> usize {
         .filter(|m| m["method"] == "notifications/resources/list_changed")
         .count()
 }
+
+/// Every URI `search_resources` (the tools bridge) finds for `query`, following its
+/// cursors to the end.
+pub async fn search_all(peer: &mut rsrc_testkit::Peer, query: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = json!({"query": query});
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let resp = peer
+            .call(
+                "tools/call",
+                json!({"name": "search_resources", "arguments": args}),
+            )
+            .await;
+        let result = &resp["result"];
+        assert_eq!(result["isError"], Value::Null, "{resp}");
+        for r in result["structuredContent"]["resources"].as_array().unwrap() {
+            found.push(r["uri"].as_str().unwrap().to_owned());
+        }
+        cursor = result["structuredContent"]["nextCursor"]
+            .as_str()
+            .map(str::to_owned);
+        if cursor.is_none() {
+            return found;
+        }
+    }
+}
