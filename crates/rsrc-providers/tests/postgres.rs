@@ -3,14 +3,16 @@
 //! separate writing connection, and serves it through the engine. Without a server the
 //! tests are skipped with a message, unless `CI` is set: then they fail.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use rsrc::Server;
 use rsrc::client::{Change, Client, ClientOptions, EraPreference};
 use rsrc::protocol::ProtocolVersion;
 use rsrc::protocol::resources::Body;
+use rsrc::{Server, ToolsConfig};
 use rsrc_providers::db::postgres::{PostgresConfig, PostgresProvider};
 
 /// A fresh database on the test server, dropped at the end.
@@ -566,4 +568,74 @@ async fn settings_a_view_changes_do_not_outlive_its_request() {
     assert_eq!(row["ro"], "on", "{row}");
     assert_eq!(row["st"], "1500ms", "{row}");
     assert_eq!(row["sp"], default_path, "{row}");
+}
+
+#[tokio::test]
+async fn search_finds_the_catalog_by_name_and_rows_by_key_across_bounded_calls() {
+    // More rows than one search call examines (50,000).
+    let setup = format!(
+        "{SHOP}
+        CREATE TABLE public.big (id int8 PRIMARY KEY);
+        INSERT INTO public.big SELECT generate_series(1, 60001);"
+    );
+    let Some(db) = database(&setup).await else {
+        return;
+    };
+    let config = PostgresConfig {
+        watch: false,
+        ..PostgresConfig::default()
+    };
+    let provider = PostgresProvider::connect(Some("shop".into()), &db.url, config)
+        .await
+        .unwrap();
+    let server = Server::builder("pg-search", "1")
+        .mount(provider.prefix().to_owned(), provider)
+        .tools(ToolsConfig {
+            page: 50,
+            ..ToolsConfig::default()
+        })
+        .build()
+        .unwrap();
+    let mut peer = common::peer_for(&server).await;
+    let search = common::search_all;
+
+    // The catalog by name or description: the database, schemas, relations (views too).
+    assert_eq!(
+        search(&mut peer, "postgresql database").await,
+        ["db://shop"]
+    );
+    assert_eq!(
+        search(&mut peer, "schema: 2 relations").await,
+        ["db://shop/public"]
+    );
+    assert_eq!(
+        search(&mut peer, "spenders").await,
+        ["db://shop/app/big_spenders"]
+    );
+    assert_eq!(
+        search(&mut peer, "app orders").await,
+        [
+            "db://shop/app/orders",
+            "db://shop/app/orders/1,1",
+            "db://shop/app/orders/1,2",
+            "db://shop/app/orders/2,1"
+        ]
+    );
+    // Rows by key, in key order, over many pages, and past what one call examines.
+    let expected: Vec<String> = (1..=60_001)
+        .filter(|i: &u32| i.to_string().contains("4242"))
+        .map(|i| format!("db://shop/public/big/{i}"))
+        .collect();
+    assert_eq!(search(&mut peer, "big 4242").await, expected);
+    assert_eq!(
+        search(&mut peer, "public/big/60001").await,
+        ["db://shop/public/big/60001"]
+    );
+    // Typed keys, any case; never a view's or materialized view's positions.
+    assert_eq!(
+        search(&mut peer, "6F1C2A0E").await,
+        ["db://shop/app/tokens/6f1c2a0e-8a55-4bd4-9a43-3c7f9a0b1d22"]
+    );
+    assert_eq!(search(&mut peer, "names").await, ["db://shop/app/names"]);
+    assert!(search(&mut peer, "nothing-like-this").await.is_empty());
 }

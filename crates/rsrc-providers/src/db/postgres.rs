@@ -49,7 +49,8 @@
 //! # Layout
 //!
 //! This file holds the provider and its URIs; `catalog.rs` what is served, `rows.rs`
-//! every statement and how rows are decoded, `watch.rs` change notifications.
+//! every statement and how rows are decoded, `search.rs` searching by name and key,
+//! `watch.rs` change notifications.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -57,13 +58,14 @@ use std::time::Duration;
 
 mod catalog;
 mod rows;
+mod search;
 mod watch;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use rsrc::protocol::{Completion, Resource, ResourceContents, ResourceTemplate};
 use rsrc::{
     ChangeFeed, CompleteRequest, ListRequest, Listed, Page, Provider, ProviderCapabilities,
-    ReadOutput, RequestContext, ResourceError,
+    ReadOutput, RequestContext, ResourceError, SearchRequest,
 };
 use tokio_postgres::NoTls;
 
@@ -565,6 +567,18 @@ impl Provider for PostgresProvider {
             }
             _ => Ok(Completion::empty()),
         }
+    }
+
+    /// The catalog by name, then rows by key (see [`search`]), resumable across calls.
+    async fn search(
+        &self,
+        _ctx: &RequestContext,
+        req: SearchRequest<'_>,
+    ) -> Result<Option<Page>, ResourceError> {
+        self.inner
+            .search(req.words, req.after, req.limit)
+            .await
+            .map(Some)
     }
 
     fn capabilities(&self) -> ProviderCapabilities {
