@@ -222,7 +222,9 @@ impl ReadCache {
                 let cache = ReadCache { inner };
                 match event {
                     ChangeEvent::Updated(uri) => cache.invalidate(uri),
-                    ChangeEvent::ListChanged => {}
+                    // Rare (a watcher taking over, a bus back from a disconnection).
+                    ChangeEvent::Resync(_) => cache.invalidate_all(),
+                    _ => {}
                 }
             }
         });

@@ -15,6 +15,9 @@
 //! - Observers ([`ChangeFeed::on_change`]) see a change before any listener does.
 //! - Locks: the hub's before a listener's, never the reverse; a listener's set and the
 //!   hub's entries change together.
+//! - With a [`ChangeBus`] (see [`crate::bus`]), a change published here also goes to the
+//!   other instances, and theirs arrive through [`Hub::deliver_remote`], which delivers
+//!   them here only: no event is ever forwarded twice.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -26,12 +29,15 @@ use rsrc_protocol::methods::{ResourceListChanged, ResourceUpdated};
 use rsrc_protocol::resources::{EmptyNotificationParams, ResourceUpdatedParams};
 use tokio::sync::Notify;
 
+use crate::bus::{BusEvent, ChangeBus, Lease};
 use crate::context::Notifier;
 
 /// A provider's outlet for changes. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct ChangeFeed {
     hub: Arc<Hub>,
+    /// Publishes reach this instance only, not the bus.
+    local: bool,
 }
 
 /// A change as an observer sees it ([`ChangeFeed::on_change`]).
@@ -42,6 +48,9 @@ pub enum ChangeEvent<'a> {
     Updated(&'a str),
     /// The set of resources changed.
     ListChanged,
+    /// Changes under this URI prefix (every URI for `""`) may have been missed: anything
+    /// kept about them may be stale.
+    Resync(&'a str),
 }
 
 type Observer = Arc<dyn Fn(ChangeEvent<'_>) + Send + Sync>;
@@ -59,30 +68,71 @@ impl ChangeFeed {
             .push(Arc::new(observer));
     }
 
-    fn observe(&self, event: ChangeEvent<'_>) {
-        let observers = self
-            .hub
-            .observers
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
-        for o in observers.iter() {
-            o(event);
-        }
-    }
-
-    /// The resource at `uri` changed: its subscribers are told.
+    /// The resource at `uri` changed: its subscribers are told, on every instance.
     pub fn updated(&self, uri: &str) {
-        self.observe(ChangeEvent::Updated(uri));
-        for l in self.hub.listeners_of(uri) {
-            l.send_updated(uri);
+        self.hub.updated(uri);
+        self.broadcast(|| BusEvent::Updated(uri.to_owned()));
+    }
+
+    /// The set of resources changed: listeners of list changes are told, on every
+    /// instance.
+    pub fn list_changed(&self) {
+        self.hub.list_changed();
+        self.broadcast(|| BusEvent::ListChanged);
+    }
+
+    /// Changes under `prefix` (everything for `""`) may have been missed, e.g. by a
+    /// watcher that just took over: on every instance, listeners of list changes hear
+    /// `list_changed` and every subscription under `prefix` an update.
+    pub fn resync(&self, prefix: &str) {
+        self.hub.resync_local(prefix);
+        self.broadcast(|| BusEvent::Resync(prefix.to_owned()));
+    }
+
+    /// A feed whose changes reach this instance's listeners only: for a watcher that
+    /// every instance runs when [signalled](ChangeFeed::signal), each telling its own
+    /// subscribers.
+    pub fn local(&self) -> ChangeFeed {
+        ChangeFeed {
+            hub: Arc::clone(&self.hub),
+            local: true,
         }
     }
 
-    /// The set of resources changed: listeners of list changes are told.
-    pub fn list_changed(&self) {
-        self.observe(ChangeEvent::ListChanged);
-        for l in self.hub.list_listeners() {
-            l.send_list_changed();
+    /// The lease named `name` (by convention the URI prefix of the source watched): a
+    /// watcher polls its source only while it holds it, so that one instance of a
+    /// deployment polls. Always held without a bus.
+    pub fn lease(&self, name: &str) -> Lease {
+        match &self.hub.bus {
+            Some(bus) => bus.lease(name),
+            None => Lease::always(),
+        }
+    }
+
+    /// Tells the other instances that the source `topic` changed: their
+    /// [`on_signal`](ChangeFeed::on_signal) handlers for it run. Nothing happens here, and
+    /// nothing at all without a bus.
+    pub fn signal(&self, topic: &str) {
+        if let Some(bus) = &self.hub.bus {
+            bus.publish(BusEvent::Signal(topic.to_owned()));
+        }
+    }
+
+    /// Runs `handler` whenever another instance signals `topic`. It runs on the bus's
+    /// task and must not block: wake a watcher instead.
+    pub fn on_signal(&self, topic: &str, handler: impl Fn() + Send + Sync + 'static) {
+        self.hub
+            .signals
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(topic.to_owned())
+            .or_default()
+            .push(Arc::new(handler));
+    }
+
+    fn broadcast(&self, event: impl FnOnce() -> BusEvent) {
+        if let Some(bus) = self.hub.bus.as_ref().filter(|_| !self.local) {
+            bus.publish(event());
         }
     }
 
@@ -107,12 +157,18 @@ impl ChangeFeed {
 
 type Entries = Vec<(u64, Weak<Listener>)>;
 
+type Signals = HashMap<String, Vec<Arc<dyn Fn() + Send + Sync>>>;
+
 #[derive(Default)]
 pub(crate) struct Hub {
     state: Mutex<HubState>,
     next_id: AtomicU64,
     /// Called with every change before the listeners ([`ChangeFeed::on_change`]).
     observers: RwLock<Vec<Observer>>,
+    /// The other instances, if any.
+    bus: Option<Arc<dyn ChangeBus>>,
+    /// Handlers of other instances' signals ([`ChangeFeed::on_signal`]).
+    signals: RwLock<Signals>,
 }
 
 impl std::fmt::Debug for Hub {
@@ -138,9 +194,90 @@ fn alive(entries: &Entries) -> Vec<Arc<Listener>> {
 }
 
 impl Hub {
+    /// A hub whose changes also travel over `bus`, which delivers the other instances'
+    /// changes back here.
+    pub(crate) fn with_bus(bus: Option<Arc<dyn ChangeBus>>) -> Arc<Hub> {
+        let hub = Arc::new(Hub {
+            bus: bus.clone(),
+            ..Hub::default()
+        });
+        if let Some(bus) = bus {
+            bus.attach(crate::bus::BusSink::new(&hub));
+        }
+        hub
+    }
+
     pub(crate) fn feed(self: &Arc<Self>) -> ChangeFeed {
         ChangeFeed {
             hub: Arc::clone(self),
+            local: false,
+        }
+    }
+
+    fn observe(&self, event: ChangeEvent<'_>) {
+        let observers = self
+            .observers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        for o in observers.iter() {
+            o(event);
+        }
+    }
+
+    /// Tells this instance's observers, then listeners, that `uri` changed.
+    fn updated(&self, uri: &str) {
+        self.observe(ChangeEvent::Updated(uri));
+        for l in self.listeners_of(uri) {
+            l.send_updated(uri);
+        }
+    }
+
+    /// Tells this instance's observers, then list listeners, that the list changed.
+    fn list_changed(&self) {
+        self.observe(ChangeEvent::ListChanged);
+        for l in self.list_listeners() {
+            l.send_list_changed();
+        }
+    }
+
+    /// Changes under `prefix` may have been missed: this instance's list listeners hear
+    /// `list_changed`, and every subscription under `prefix` an update.
+    pub(crate) fn resync_local(&self, prefix: &str) {
+        self.observe(ChangeEvent::Resync(prefix));
+        for l in self.list_listeners() {
+            l.send_list_changed();
+        }
+        let subscribed: Vec<(String, Vec<Arc<Listener>>)> = lock(&self.state)
+            .by_uri
+            .iter()
+            .filter(|(uri, _)| uri.starts_with(prefix))
+            .map(|(uri, entries)| (uri.clone(), alive(entries)))
+            .collect();
+        for (uri, listeners) in subscribed {
+            for l in listeners {
+                l.send_updated(&uri);
+            }
+        }
+    }
+
+    /// Another instance's event, delivered here only.
+    pub(crate) fn deliver_remote(&self, event: BusEvent) {
+        match event {
+            BusEvent::Updated(uri) => self.updated(&uri),
+            BusEvent::ListChanged => self.list_changed(),
+            BusEvent::Resync(prefix) => self.resync_local(&prefix),
+            BusEvent::Signal(topic) => {
+                let handlers: Vec<_> = self
+                    .signals
+                    .read()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .get(&topic)
+                    .cloned()
+                    .unwrap_or_default();
+                for h in handlers {
+                    h();
+                }
+            }
         }
     }
 

@@ -10,6 +10,9 @@
 //!   a forged, truncated, foreign (other server key, other list kind, other collection) or
 //!   stale (older format) cursor fails to open and the client gets `-32602`.
 //! - Cursor size is bounded before any decoding work is done.
+//! - A sealer may hold older keys beside its own: it seals with its own only and opens
+//!   with any, so a key can be rotated across instances without breaking cursors in
+//!   flight (see `docs/deployment.md`).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -52,10 +55,12 @@ impl std::fmt::Display for InvalidCursor {
     }
 }
 
-/// Seals and opens cursors with one secret key.
+/// Seals cursors with one secret key and opens them with it or an older one.
 #[derive(Clone)]
 pub(crate) struct CursorSealer {
     key: [u8; 32],
+    /// Keys still accepted when opening.
+    older: Vec<[u8; 32]>,
 }
 
 impl std::fmt::Debug for CursorSealer {
@@ -66,7 +71,12 @@ impl std::fmt::Debug for CursorSealer {
 
 impl CursorSealer {
     pub(crate) fn new(key: [u8; 32]) -> Self {
-        CursorSealer { key }
+        CursorSealer::rotating(key, Vec::new())
+    }
+
+    /// Seals with `key`, opens with `key` or any of `older`.
+    pub(crate) fn rotating(key: [u8; 32], older: Vec<[u8; 32]>) -> Self {
+        CursorSealer { key, older }
     }
 
     /// A sealer with a fresh random key: cursors do not survive a restart.
@@ -81,12 +91,12 @@ impl CursorSealer {
             key[..16].copy_from_slice(&seed.to_le_bytes());
             key[16..24].copy_from_slice(&u64::from(std::process::id()).to_le_bytes());
         }
-        CursorSealer { key }
+        CursorSealer::new(key)
     }
 
-    fn tag(&self, body: &[u8], scope: &str) -> HmacSha256 {
+    fn tag(key: &[u8; 32], body: &[u8], scope: &str) -> HmacSha256 {
         let mut mac =
-            <HmacSha256 as Mac>::new_from_slice(&self.key).expect("HMAC accepts any key length");
+            <HmacSha256 as Mac>::new_from_slice(key).expect("HMAC accepts any key length");
         mac.update(body);
         mac.update(&(scope.len() as u64).to_le_bytes());
         mac.update(scope.as_bytes());
@@ -101,7 +111,7 @@ impl CursorSealer {
         raw.push(kind as u8);
         raw.extend_from_slice(&mount.to_be_bytes());
         raw.extend_from_slice(position);
-        let tag = self.tag(&raw, scope).finalize().into_bytes();
+        let tag = Self::tag(&self.key, &raw, scope).finalize().into_bytes();
         raw.extend_from_slice(&tag[..TAG_LEN]);
         URL_SAFE_NO_PAD.encode(raw)
     }
@@ -121,9 +131,14 @@ impl CursorSealer {
             return Err(InvalidCursor);
         }
         let (body, tag) = raw.split_at(raw.len() - TAG_LEN);
-        self.tag(body, scope)
-            .verify_truncated_left(tag)
-            .map_err(|_| InvalidCursor)?;
+        let genuine = std::iter::once(&self.key).chain(&self.older).any(|key| {
+            Self::tag(key, body, scope)
+                .verify_truncated_left(tag)
+                .is_ok()
+        });
+        if !genuine {
+            return Err(InvalidCursor);
+        }
         if body[0] != FORMAT_VERSION || body[1] != kind as u8 {
             return Err(InvalidCursor);
         }
@@ -187,6 +202,25 @@ mod tests {
         }
         assert!(
             s.open(&"A".repeat(MAX_CURSOR_LEN + 4), ListKind::Children, "")
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn a_rotated_key_still_opens_what_the_old_one_sealed() {
+        let old = CursorSealer::new([1; 32]);
+        let c = old.seal(ListKind::Resources, "", 1, b"p");
+        let rotated = CursorSealer::rotating([2; 32], vec![[1; 32]]);
+        assert_eq!(
+            rotated.open(&c, ListKind::Resources, ""),
+            Ok((1, b"p".to_vec()))
+        );
+        let fresh = rotated.seal(ListKind::Resources, "", 1, b"p");
+        assert_ne!(fresh, c, "new cursors are sealed with the new key");
+        assert!(old.open(&fresh, ListKind::Resources, "").is_err());
+        assert!(
+            CursorSealer::new([2; 32])
+                .open(&c, ListKind::Resources, "")
                 .is_err()
         );
     }

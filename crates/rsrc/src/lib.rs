@@ -20,6 +20,7 @@
 //! server, and a panicking provider fails only its own request.
 
 mod budget;
+pub mod bus;
 mod cache;
 mod changes;
 pub mod client;

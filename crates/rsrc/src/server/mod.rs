@@ -19,6 +19,7 @@ use std::sync::Arc;
 use rsrc_protocol::{CacheHint, CacheScope, Completion, Implementation, Meta, ResourceTemplate};
 
 use crate::budget::ByteBudget;
+use crate::bus::ChangeBus;
 use crate::changes::{ChangeFeed, Hub};
 use crate::context::RequestContext;
 use crate::cursor::CursorSealer;
@@ -181,7 +182,8 @@ pub struct ServerBuilder {
     instructions: Option<String>,
     router: Router,
     config: ServerConfig,
-    cursor_key: Option<[u8; 32]>,
+    cursor_keys: Vec<[u8; 32]>,
+    bus: Option<Arc<dyn ChangeBus>>,
     methods: BTreeMap<String, MethodHandler>,
     capabilities: Meta,
     prompt_completer: Option<PromptCompleter>,
@@ -287,8 +289,24 @@ impl ServerBuilder {
     /// Seals cursors with this key instead of a random one, so that cursors survive a
     /// restart or work across replicas.
     #[must_use]
-    pub fn cursor_key(mut self, key: [u8; 32]) -> Self {
-        self.cursor_key = Some(key);
+    pub fn cursor_key(self, key: [u8; 32]) -> Self {
+        self.cursor_keys(vec![key])
+    }
+
+    /// Seals cursors with the first key and opens them with any: to rotate, give every
+    /// instance the new key followed by the old one, then, once the old cursors have gone
+    /// out of use, the new one alone. An empty list means a random key.
+    #[must_use]
+    pub fn cursor_keys(mut self, keys: Vec<[u8; 32]>) -> Self {
+        self.cursor_keys = keys;
+        self
+    }
+
+    /// Shares changes, and the right to watch each source, with the other instances of a
+    /// deployment through `bus` (see [`crate::bus`]).
+    #[must_use]
+    pub fn bus(mut self, bus: impl ChangeBus) -> Self {
+        self.bus = Some(Arc::new(bus));
         self
     }
 
@@ -339,7 +357,7 @@ impl ServerBuilder {
         {
             return Err(BuildError::ZeroLimit("tools"));
         }
-        let hub = Arc::new(Hub::default());
+        let hub = Hub::with_bus(self.bus.take());
         for m in mounts {
             m.provider.attach(hub.feed());
         }
@@ -358,9 +376,10 @@ impl ServerBuilder {
                 info: self.info,
                 instructions: self.instructions,
                 router: self.router,
-                sealer: self
-                    .cursor_key
-                    .map_or_else(CursorSealer::random, CursorSealer::new),
+                sealer: match self.cursor_keys.split_first() {
+                    None => CursorSealer::random(),
+                    Some((key, older)) => CursorSealer::rotating(*key, older.to_vec()),
+                },
                 templates,
                 hub,
                 methods: self.methods,
@@ -421,7 +440,8 @@ impl Server {
             instructions: None,
             router: Router::new(),
             config: ServerConfig::default(),
-            cursor_key: None,
+            cursor_keys: Vec::new(),
+            bus: None,
             methods: BTreeMap::new(),
             capabilities: Meta::new(),
             prompt_completer: None,

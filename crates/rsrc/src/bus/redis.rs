@@ -1,0 +1,476 @@
+//! The change bus on Redis (7 or later): events over one pub/sub channel, leases as keys
+//! with an expiry that their holder renews.
+//!
+//! - Events are JSON objects tagged with the sending instance's random id; an instance
+//!   ignores its own. A message that is not one of ours (too large, not JSON, unknown
+//!   shape) is skipped with a debug log.
+//! - Publishing puts the event in a bounded queue (`queue`, default 4096) drained by one
+//!   task. An event that does not fit, or that Redis refused, is dropped, and once Redis
+//!   answers again the other instances are sent one `Resync("")` instead.
+//! - The subscription is re-established with backoff (100 ms doubling to 5 s) whenever it
+//!   ends; after each re-establishment this instance's listeners are resynchronised
+//!   ([`BusSink::lost`]), as events may have passed while it was away.
+//! - A lease is the key `NAMESPACE:lease:NAME`, set with `NX PX ttl` to the instance's
+//!   id and renewed every third of `ttl` while held. It counts as held here until 80 % of
+//!   `ttl` after the last successful attempt began, so it lapses here before it expires
+//!   in Redis. A holder that dies is replaced within `ttl` plus one attempt interval
+//!   (4 s with the defaults). A failed round trip also restarts the subscription, so a
+//!   Redis that stops answering without closing its connections is noticed.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt as _;
+use redis::aio::MultiplexedConnection;
+use redis::{AsyncCommands as _, AsyncConnectionConfig};
+use serde::{Deserialize, Serialize};
+use tokio::sync::{Notify, mpsc};
+
+use super::{BusEvent, BusSink, ChangeBus, Lease};
+
+/// How a [`RedisBus`] runs.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RedisBusOptions {
+    /// Prefix of the channel and of every key (default `rsrc`): deployments that share a
+    /// Redis use different ones.
+    pub namespace: String,
+    /// How long a lease lasts without renewal (default 3 s).
+    pub lease_ttl: Duration,
+    /// Most events waiting to be published (default 4096).
+    pub queue: usize,
+    /// Longest wait for Redis to connect or answer (default 2 s).
+    pub timeout: Duration,
+}
+
+impl Default for RedisBusOptions {
+    fn default() -> Self {
+        RedisBusOptions {
+            namespace: "rsrc".into(),
+            lease_ttl: Duration::from_secs(3),
+            queue: 4096,
+            timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Why a [`RedisBus`] could not start.
+#[derive(Debug)]
+pub struct RedisBusError(String);
+
+impl std::fmt::Display for RedisBusError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RedisBusError {}
+
+/// A [`ChangeBus`] on Redis. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct RedisBus {
+    shared: Arc<Shared>,
+}
+
+type LeaseState = Arc<Mutex<Option<Instant>>>;
+type WeakLease = Weak<Mutex<Option<Instant>>>;
+
+#[derive(Debug)]
+struct Shared {
+    client: redis::Client,
+    id: String,
+    channel: String,
+    options: RedisBusOptions,
+    queue: mpsc::Sender<BusEvent>,
+    /// An event did not fit in the queue.
+    overflowed: AtomicBool,
+    sink: OnceLock<BusSink>,
+    leases: Mutex<Vec<(String, WeakLease)>>,
+    /// A round trip failed: the subscription restarts.
+    broken: Arc<Notify>,
+    runtime: tokio::runtime::Handle,
+}
+
+/// An event on the wire.
+#[derive(Serialize, Deserialize)]
+struct Wire {
+    from: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    updated: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    list: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    signal: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    resync: Option<String>,
+}
+
+/// The largest message read from the channel.
+const MAX_MESSAGE: usize = 64 * 1024;
+const MIN_BACKOFF: Duration = Duration::from_millis(100);
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+
+fn encode(from: &str, event: &BusEvent) -> String {
+    let mut w = Wire {
+        from: from.to_owned(),
+        updated: None,
+        list: false,
+        signal: None,
+        resync: None,
+    };
+    match event {
+        BusEvent::Updated(uri) => w.updated = Some(uri.clone()),
+        BusEvent::ListChanged => w.list = true,
+        BusEvent::Signal(topic) => w.signal = Some(topic.clone()),
+        BusEvent::Resync(prefix) => w.resync = Some(prefix.clone()),
+    }
+    serde_json::to_string(&w).unwrap_or_default()
+}
+
+/// The event in `payload` and who sent it; `None` for anything else.
+fn decode(payload: &[u8]) -> Option<(String, BusEvent)> {
+    if payload.len() > MAX_MESSAGE {
+        return None;
+    }
+    let w: Wire = serde_json::from_slice(payload).ok()?;
+    let event = match (w.updated, w.list, w.signal, w.resync) {
+        (Some(uri), false, None, None) => BusEvent::Updated(uri),
+        (None, true, None, None) => BusEvent::ListChanged,
+        (None, false, Some(topic), None) => BusEvent::Signal(topic),
+        (None, false, None, Some(prefix)) => BusEvent::Resync(prefix),
+        _ => return None,
+    };
+    Some((w.from, event))
+}
+
+fn backoff(current: &mut Duration) -> Duration {
+    let now = *current;
+    *current = (*current * 2).min(MAX_BACKOFF);
+    now
+}
+
+impl RedisBus {
+    /// Connects to `url` (`redis://[user:password@]host:port[/db]`), checks that Redis
+    /// answers, and starts publishing and keeping leases. Must be called within a Tokio
+    /// runtime, which runs the bus's tasks.
+    pub async fn connect(url: &str, options: RedisBusOptions) -> Result<RedisBus, RedisBusError> {
+        let client =
+            redis::Client::open(url).map_err(|e| RedisBusError(format!("bad Redis URL: {e}")))?;
+        let mut conn = connect(&client, options.timeout)
+            .await
+            .map_err(|e| RedisBusError(format!("cannot reach Redis: {e}")))?;
+        let _: String = redis::cmd("PING")
+            .query_async(&mut conn)
+            .await
+            .map_err(|e| RedisBusError(format!("Redis does not answer: {e}")))?;
+        let (queue, rx) = mpsc::channel(options.queue.max(1));
+        let mut id = [0u8; 12];
+        getrandom::fill(&mut id).map_err(|e| RedisBusError(format!("no randomness: {e}")))?;
+        let shared = Arc::new(Shared {
+            client,
+            id: id.iter().map(|b| format!("{b:02x}")).collect(),
+            channel: format!("{}:changes", options.namespace),
+            options,
+            queue,
+            overflowed: AtomicBool::new(false),
+            sink: OnceLock::new(),
+            leases: Mutex::new(Vec::new()),
+            broken: Arc::new(Notify::new()),
+            runtime: tokio::runtime::Handle::current(),
+        });
+        tokio::spawn(publish(Arc::downgrade(&shared), rx, Some(conn.clone())));
+        tokio::spawn(keep_leases(Arc::downgrade(&shared), conn));
+        Ok(RedisBus { shared })
+    }
+
+    /// This instance's id on the bus (as lease values hold it).
+    pub fn instance(&self) -> &str {
+        &self.shared.id
+    }
+}
+
+async fn connect(
+    client: &redis::Client,
+    timeout: Duration,
+) -> redis::RedisResult<MultiplexedConnection> {
+    let config = AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(timeout))
+        .set_response_timeout(Some(timeout));
+    client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
+}
+
+impl ChangeBus for RedisBus {
+    fn publish(&self, event: BusEvent) {
+        if self.shared.queue.try_send(event).is_err() {
+            self.shared.overflowed.store(true, Ordering::Release);
+        }
+    }
+
+    fn attach(&self, sink: BusSink) {
+        if self.shared.sink.set(sink).is_ok() {
+            self.shared
+                .runtime
+                .spawn(subscribe(Arc::downgrade(&self.shared)));
+        }
+    }
+
+    fn lease(&self, name: &str) -> Lease {
+        let state: LeaseState = Arc::new(Mutex::new(None));
+        self.shared
+            .leases
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((
+                format!("{}:lease:{name}", self.shared.options.namespace),
+                Arc::downgrade(&state),
+            ));
+        Lease::until(state)
+    }
+}
+
+/// Drains the queue into the channel; after anything was dropped, sends one resync once
+/// Redis answers.
+async fn publish(
+    shared: Weak<Shared>,
+    mut rx: mpsc::Receiver<BusEvent>,
+    mut conn: Option<MultiplexedConnection>,
+) {
+    let mut dropped = false;
+    let mut wait = MIN_BACKOFF;
+    loop {
+        let event = if dropped {
+            // Look again at least every second, to send the resync without waiting for
+            // the next event.
+            match tokio::time::timeout(Duration::from_secs(1), rx.recv()).await {
+                Ok(Some(event)) => Some(event),
+                Ok(None) => return,
+                Err(_) => None,
+            }
+        } else {
+            match rx.recv().await {
+                Some(event) => Some(event),
+                None => return,
+            }
+        };
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        if shared.overflowed.swap(false, Ordering::AcqRel) {
+            dropped = true;
+        }
+        let mut batch = Vec::with_capacity(2);
+        if dropped {
+            batch.push(BusEvent::Resync(String::new()));
+        }
+        batch.extend(event);
+        if conn.is_none() {
+            conn = connect(&shared.client, shared.options.timeout).await.ok();
+        }
+        let Some(c) = conn.as_mut() else {
+            dropped = true;
+            tokio::time::sleep(backoff(&mut wait)).await;
+            continue;
+        };
+        let mut failed = false;
+        for event in &batch {
+            let sent: redis::RedisResult<i64> =
+                c.publish(&shared.channel, encode(&shared.id, event)).await;
+            if let Err(e) = sent {
+                tracing::warn!(error = %e, "cannot publish a change to Redis; the other instances will be told to resync");
+                failed = true;
+                break;
+            }
+        }
+        if failed {
+            conn = None;
+            dropped = true;
+            shared.broken.notify_waiters();
+            tokio::time::sleep(backoff(&mut wait)).await;
+        } else {
+            dropped = false;
+            wait = MIN_BACKOFF;
+        }
+    }
+}
+
+/// Receives the other instances' events, re-subscribing whenever the subscription ends.
+async fn subscribe(shared: Weak<Shared>) {
+    let mut wait = MIN_BACKOFF;
+    let mut first = true;
+    let mut warned = false;
+    loop {
+        let Some(s) = shared.upgrade() else { return };
+        let attempt = async {
+            let mut pubsub = s.client.get_async_pubsub().await?;
+            pubsub.subscribe(&s.channel).await?;
+            redis::RedisResult::Ok(pubsub)
+        };
+        let pubsub = match tokio::time::timeout(s.options.timeout, attempt).await {
+            Ok(Ok(p)) => p,
+            Ok(Err(e)) => {
+                if !warned {
+                    tracing::warn!(error = %e, "cannot subscribe to Redis; retrying");
+                    warned = true;
+                }
+                drop(s);
+                tokio::time::sleep(backoff(&mut wait)).await;
+                continue;
+            }
+            Err(_) => {
+                drop(s);
+                tokio::time::sleep(backoff(&mut wait)).await;
+                continue;
+            }
+        };
+        let Some(sink) = s.sink.get().cloned() else {
+            return;
+        };
+        if !first {
+            tracing::info!("subscribed to Redis again: listeners are told to look again");
+            sink.lost();
+        }
+        first = false;
+        warned = false;
+        wait = MIN_BACKOFF;
+        let mut messages = pubsub.into_on_message();
+        let breaker = Arc::clone(&s.broken);
+        let broken = breaker.notified();
+        tokio::pin!(broken);
+        let id = s.id.clone();
+        drop(s);
+        loop {
+            tokio::select! {
+                msg = messages.next() => {
+                    let Some(msg) = msg else { break };
+                    match decode(msg.get_payload_bytes()) {
+                        Some((from, _)) if from == id => {}
+                        Some((_, event)) => if !sink.deliver(event) {
+                            // The server is gone.
+                            return;
+                        },
+                        None => tracing::debug!("skipped a message on the change channel that is not an event"),
+                    }
+                }
+                () = &mut broken => break,
+            }
+        }
+        tracing::warn!("lost the Redis subscription; reconnecting");
+    }
+}
+
+/// Takes and renews leases (and checks that Redis answers) every third of the lease TTL.
+async fn keep_leases(shared: Weak<Shared>, conn: MultiplexedConnection) {
+    const RENEW: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then \
+                         return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
+    const RELEASE: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then \
+                           return redis.call('del', KEYS[1]) else return 0 end";
+    let renew = redis::Script::new(RENEW);
+    let release = redis::Script::new(RELEASE);
+    let mut conn = Some(conn);
+    loop {
+        let Some(s) = shared.upgrade() else { return };
+        let ttl = s.options.lease_ttl;
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(3);
+        if conn.is_none() {
+            conn = connect(&s.client, s.options.timeout).await.ok();
+        }
+        let mut failed = conn.is_none();
+        if let Some(c) = conn.as_mut() {
+            let leases: Vec<(String, Option<LeaseState>)> = {
+                let mut all = s.leases.lock().unwrap_or_else(PoisonError::into_inner);
+                let out = all.iter().map(|(k, w)| (k.clone(), w.upgrade())).collect();
+                all.retain(|(_, w)| w.strong_count() > 0);
+                out
+            };
+            if leases.is_empty() {
+                failed = redis::cmd("PING").query_async::<String>(c).await.is_err();
+            }
+            for (key, state) in leases {
+                let start = Instant::now();
+                let Some(state) = state else {
+                    // Dropped: let another instance take it at once.
+                    let _: redis::RedisResult<i64> =
+                        release.key(&key).arg(&s.id).invoke_async(c).await;
+                    continue;
+                };
+                let held = state
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .is_some_and(|u| start < u);
+                let got: redis::RedisResult<bool> = if held {
+                    renew
+                        .key(&key)
+                        .arg(&s.id)
+                        .arg(ttl_ms)
+                        .invoke_async::<i64>(c)
+                        .await
+                        .map(|n| n == 1)
+                } else {
+                    redis::cmd("SET")
+                        .arg(&key)
+                        .arg(&s.id)
+                        .arg("NX")
+                        .arg("PX")
+                        .arg(ttl_ms)
+                        .query_async::<Option<String>>(c)
+                        .await
+                        .map(|r| r.is_some())
+                };
+                match got {
+                    Ok(true) => {
+                        if !held {
+                            tracing::info!(lease = %key, "took the lease: this instance watches the source");
+                        }
+                        *state.lock().unwrap_or_else(PoisonError::into_inner) =
+                            Some(start + ttl.mul_f32(0.8));
+                    }
+                    Ok(false) => {
+                        *state.lock().unwrap_or_else(PoisonError::into_inner) = None;
+                    }
+                    Err(e) => {
+                        tracing::debug!(lease = %key, error = %e, "cannot reach Redis for a lease");
+                        failed = true;
+                        break;
+                    }
+                }
+            }
+        }
+        if failed {
+            conn = None;
+            s.broken.notify_waiters();
+        }
+        drop(s);
+        tokio::time::sleep(ttl / 3).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BusEvent, decode, encode};
+
+    #[test]
+    fn events_round_trip_and_anything_else_is_skipped() {
+        for event in [
+            BusEvent::Updated("file:///a%20b".into()),
+            BusEvent::ListChanged,
+            BusEvent::Signal("db://shop".into()),
+            BusEvent::Resync(String::new()),
+        ] {
+            let wire = encode("i1", &event);
+            assert_eq!(decode(wire.as_bytes()), Some(("i1".to_owned(), event)));
+        }
+        for junk in [
+            &b""[..],
+            b"null",
+            b"{\"from\":\"x\"}",
+            b"{\"from\":\"x\",\"list\":true,\"updated\":\"u\"}",
+            b"{\"updated\":\"u\"}",
+            &[b'"'; 70_000],
+        ] {
+            assert_eq!(decode(junk), None);
+        }
+    }
+}
