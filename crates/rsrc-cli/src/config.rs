@@ -188,8 +188,24 @@ pub(crate) struct Config {
     pub(crate) tools: ToolsSection,
     /// Streamable HTTP.
     pub(crate) http: HttpSection,
+    /// Several instances serving the same sources.
+    pub(crate) cluster: ClusterSection,
     /// What is served.
     pub(crate) sources: Vec<SourceConfig>,
+}
+
+/// `[cluster]`: what instances of one deployment share (see `docs/deployment.md`).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct ClusterSection {
+    /// The Redis that carries changes and leases between instances.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) bus: Option<String>,
+    /// Prefix of the bus's channel and keys.
+    pub(crate) namespace: String,
+    /// The file holding the keys that seal cursors (the first seals, all open).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cursor_key_file: Option<PathBuf>,
 }
 
 /// `[tools]`.
@@ -533,6 +549,12 @@ impl Default for HttpSection {
     }
 }
 
+impl Default for ClusterSection {
+    fn default() -> Self {
+        Config::default().cluster
+    }
+}
+
 impl Config {
     /// The flags' values (given or default) as a configuration, without sources.
     fn from_flags(a: &ServeArgs) -> Config {
@@ -581,6 +603,11 @@ impl Config {
                     authorization_servers: h.authorization_server.clone(),
                 },
             },
+            cluster: ClusterSection {
+                bus: a.cluster.bus.clone(),
+                namespace: a.cluster.bus_namespace.clone(),
+                cursor_key_file: a.cluster.cursor_key_file.clone(),
+            },
             sources: Vec::new(),
         }
     }
@@ -617,6 +644,7 @@ impl Config {
             &mut auth.bearer_token_file,
             &mut auth.jwt_secret_file,
             &mut auth.jwt_public_key,
+            &mut config.cluster.cursor_key_file,
         ]
         .into_iter()
         .flatten()
@@ -699,6 +727,9 @@ impl Config {
             "jwt_audience" => http.auth.jwt_audience;
             "jwt_issuer" => http.auth.jwt_issuer;
             "authorization_server" => http.auth.authorization_servers;
+            "bus" => cluster.bus;
+            "bus_namespace" => cluster.namespace;
+            "cursor_key_file" => cluster.cursor_key_file;
         }
         // One way to authenticate: a flag naming one replaces the file's.
         if ["bearer_token_file", "jwt_secret_file", "jwt_public_key"]
@@ -763,6 +794,9 @@ impl Config {
             if let Location::Postgres(url) = &mut s.at {
                 *url = crate::serve::redact(url);
             }
+        }
+        if let Some(url) = &mut shown.cluster.bus {
+            *url = crate::serve::redact(url);
         }
         let text = toml::to_string_pretty(&shown)
             .map_err(|e| format!("cannot print the configuration: {e}"))?;

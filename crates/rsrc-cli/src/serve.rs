@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
+use rsrc::bus::{RedisBus, RedisBusOptions};
 use rsrc::transport::http::{AuthConfig, HttpConfig, JwtVerifier, TokenVerifier};
 use rsrc::transport::{StreamConfig, serve_stdio};
 use rsrc::{Server, ServerConfig};
@@ -129,6 +130,31 @@ pub(crate) struct ServeArgs {
 
     #[command(flatten)]
     pub(crate) http: HttpArgs,
+
+    #[command(flatten)]
+    pub(crate) cluster: ClusterArgs,
+}
+
+/// Options of deployments of several instances.
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Several instances")]
+pub(crate) struct ClusterArgs {
+    /// Share changes, and the watching of each source, with the other instances serving
+    /// the same sources, through this Redis (`redis://[:PASSWORD@]HOST:PORT[/DB]`).
+    #[arg(long, value_name = "URL")]
+    pub(crate) bus: Option<String>,
+
+    /// Prefix of the bus's channel and keys in Redis; deployments sharing a Redis need
+    /// different ones.
+    #[arg(long, default_value = "rsrc", value_name = "NAME")]
+    pub(crate) bus_namespace: String,
+
+    /// Seal cursors with the key on the first line of this file, and accept cursors
+    /// sealed with the keys on the next lines (each at least 32 bytes of text, e.g.
+    /// `openssl rand -hex 32`). Every instance must share it; without it, cursors are
+    /// sealed with a random key and work on this process only.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) cursor_key_file: Option<PathBuf>,
 }
 
 /// Options of the Streamable HTTP transport.
@@ -347,7 +373,50 @@ fn source_base(at: &Location, name: Option<&str>, several: bool) -> String {
     base
 }
 
-fn build(config: &Config) -> Result<Server, Box<dyn std::error::Error>> {
+/// The keys in `path`, one per line (see `--cursor-key-file`), each hashed to 32 bytes.
+fn cursor_keys(path: &Path) -> Result<Vec<[u8; 32]>, String> {
+    use sha2::Digest as _;
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
+    let mut keys = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if line.len() < 32 {
+            return Err(format!(
+                "{shown}:{}: a cursor key needs at least 32 characters (e.g. `openssl rand -hex 32`)",
+                i + 1
+            ));
+        }
+        keys.push(sha2::Sha256::digest(line.as_bytes()).into());
+    }
+    if keys.is_empty() {
+        return Err(format!("{shown}: no cursor key in it"));
+    }
+    Ok(keys)
+}
+
+/// The runtime that serves: one thread, unless HTTP is given more.
+fn serving_runtime(config: &Config) -> std::io::Result<tokio::runtime::Runtime> {
+    let threads = config.http.threads;
+    if config.http.listen.is_none() || threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(usize::from(threads))
+            .enable_all()
+            .build()
+    }
+}
+
+fn build(
+    config: &Config,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<Server, Box<dyn std::error::Error>> {
     let server_config = ServerConfig {
         page_size: config.page_size as usize,
         read_budget: config.read_budget.0,
@@ -356,6 +425,18 @@ fn build(config: &Config) -> Result<Server, Box<dyn std::error::Error>> {
     let mut builder = Server::builder("rsrc", env!("CARGO_PKG_VERSION"))
         .instructions(INSTRUCTIONS)
         .config(server_config);
+    let cluster = &config.cluster;
+    if let Some(path) = &cluster.cursor_key_file {
+        builder = builder.cursor_keys(cursor_keys(path)?);
+    }
+    if let Some(url) = &cluster.bus {
+        let mut options = RedisBusOptions::default();
+        options.namespace.clone_from(&cluster.namespace);
+        let bus = runtime
+            .block_on(RedisBus::connect(url, options))
+            .map_err(|e| format!("--bus {}: {e}", redact(url)))?;
+        builder = builder.bus(bus);
+    }
     if config.conformance_fixtures {
         builder = crate::conformance::mount(builder);
     }
@@ -422,11 +503,8 @@ fn build(config: &Config) -> Result<Server, Box<dyn std::error::Error>> {
             rsrc_providers::skills::SkillsProvider::new(skills, skills_config)?.install(builder);
     }
     if !postgres.is_empty() {
-        // Connected before the server's runtime exists: a runtime of its own for the
-        // handshake; the pool replaces those connections on first use.
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
+        // Connected before the server runs: the pool replaces these connections on first
+        // use.
         for (s, url) in postgres {
             let o = &s.options;
             let pg_config = PostgresConfig {
@@ -537,9 +615,10 @@ pub(crate) fn run(
         out.flush()?;
         return Ok(());
     }
-    let server = build(&config)?;
+    let runtime = serving_runtime(&config)?;
+    let server = build(&config, &runtime)?;
     if let Some(Listen(addr)) = config.http.listen {
-        return serve_http(&config, &server, addr);
+        return serve_http(&config, &server, addr, &runtime);
     }
     let stream = StreamConfig {
         max_line: usize::try_from(config.max_message.0).unwrap_or(usize::MAX),
@@ -547,9 +626,6 @@ pub(crate) fn run(
         shutdown_grace: config.shutdown_grace.0,
         ..StreamConfig::default()
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
     runtime.block_on(async move {
         tracing::info!("serving MCP on stdio");
         serve_stdio(&server, &stream).await
@@ -609,6 +685,7 @@ fn serve_http(
     config: &Config,
     server: &Server,
     addr: SocketAddr,
+    runtime: &tokio::runtime::Runtime,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let h = &config.http;
     if !addr.ip().is_loopback() {
@@ -620,16 +697,6 @@ fn serve_http(
         }
         tracing::warn!(%addr, "serving on a non-loopback address: anyone who can reach it can read what is served");
     }
-    let runtime = if h.threads == 1 {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?
-    } else {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(usize::from(h.threads))
-            .enable_all()
-            .build()?
-    };
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         // The bound address (the port, when 0 was asked for) names the resource.

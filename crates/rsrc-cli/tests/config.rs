@@ -124,6 +124,11 @@ jwt_audience = ["rsrc"]
 jwt_issuer = ["https://issuer.example.com"]
 authorization_servers = ["https://auth.example.com"]
 
+[cluster]
+bus = "redis://127.0.0.1:6390/2"
+namespace = "team"
+cursor_key_file = "{d}/cursor.keys"
+
 [[sources]]
 name = "docs"
 path = "{d}/docs"
@@ -245,12 +250,14 @@ fn a_password_in_a_connection_string_is_masked() {
     let file = dir.path().join("rsrc.toml");
     std::fs::write(
         &file,
-        "[[sources]]\npostgres = \"postgres://reader:hunter2@localhost/crm\"\n",
+        "[cluster]\nbus = \"redis://:swordfish@127.0.0.1:6379\"\n[[sources]]\npostgres = \"postgres://reader:hunter2@localhost/crm\"\n",
     )
     .unwrap();
     let printed = print_config(&file, &[]);
     assert!(!printed.contains("hunter2"), "{printed}");
     assert!(printed.contains("postgres://reader:***@localhost/crm"));
+    assert!(!printed.contains("swordfish"), "{printed}");
+    assert!(printed.contains("redis://:***@127.0.0.1:6379"));
 }
 
 #[test]

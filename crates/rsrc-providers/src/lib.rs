@@ -12,5 +12,12 @@ pub mod db;
 pub mod fs;
 #[cfg(feature = "git")]
 pub mod git;
+#[cfg(any(
+    feature = "sqlite",
+    feature = "postgres",
+    feature = "git",
+    feature = "skills"
+))]
+mod poll;
 #[cfg(feature = "skills")]
 pub mod skills;

@@ -592,7 +592,7 @@ impl Provider for PostgresProvider {
         if !self.inner.config.watch {
             return;
         }
-        watch::start(&self.inner, feed);
+        watch::start(&self.inner, &feed);
     }
 
     async fn subscribe(&self, ctx: &RequestContext, uri: &str) -> Result<(), ResourceError> {

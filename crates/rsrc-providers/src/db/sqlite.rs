@@ -636,7 +636,7 @@ impl Provider for SqliteProvider {
                 interval: db.settings.poll_interval.max(Duration::from_millis(1)),
                 max_watched: self.config.max_watched,
             };
-            watch::start(db, feed.clone(), settings);
+            watch::start(db, &feed, settings);
         }
     }
 

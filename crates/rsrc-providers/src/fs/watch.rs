@@ -18,6 +18,10 @@
 //!   every subscribed `file:///` URI, and the watches are rebuilt; a full watch table
 //!   (`fs.inotify.max_user_watches`) is logged once and leaves deeper directories unwatched.
 //! - The thread ends within half a second of the provider being dropped.
+//! - In a deployment of several instances (`rsrc::bus`), only the instance holding the
+//!   `file:///` lease publishes, to every instance; the others drop their events. An
+//!   instance that takes the lease over resynchronises every instance's listeners, since
+//!   changes may have passed while nobody held it.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -28,6 +32,7 @@ use std::time::{Duration, Instant};
 
 use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 use rsrc::ChangeFeed;
+use rsrc::bus::Lease;
 
 use super::path::RelPath;
 use super::{PREFIX, Root, Tree};
@@ -83,6 +88,9 @@ struct Watcher {
     moved: Vec<usize>,
     window: Duration,
     limit_logged: bool,
+    /// This instance's turn to publish, and whether it had it at the last look.
+    lease: Lease,
+    held: bool,
 }
 
 /// Starts watching `tree`'s roots on a thread of its own, publishing to `feed`.
@@ -90,16 +98,19 @@ pub(super) fn start(tree: &Arc<Tree>, feed: ChangeFeed, window: Duration) {
     let weak = Arc::downgrade(tree);
     let started = std::thread::Builder::new()
         .name("rsrc-fs-watch".into())
-        .spawn(move || run(&weak, &feed, window));
+        .spawn(move || {
+            let lease = feed.lease(PREFIX);
+            run(&weak, &feed, window, &lease);
+        });
     if let Err(e) = started {
         tracing::warn!(error = %e, "no file watcher: changes will not be notified");
     }
 }
 
-fn run(tree: &Weak<Tree>, feed: &ChangeFeed, window: Duration) {
+fn run(tree: &Weak<Tree>, feed: &ChangeFeed, window: Duration, lease: &Lease) {
     let mut buffer = vec![0u8; 64 * 1024];
     loop {
-        let mut w = match Watcher::new(window) {
+        let mut w = match Watcher::new(window, lease.clone()) {
             Ok(w) => w,
             Err(e) => {
                 tracing::warn!(error = %e, "no file watcher: changes will not be notified");
@@ -126,17 +137,16 @@ fn run(tree: &Weak<Tree>, feed: &ChangeFeed, window: Duration) {
     }
 }
 
-/// Everything may have changed: the list, and every subscribed file.
+/// Everything may have changed: the list, and every subscribed file, on every instance.
 fn republish_all(feed: &ChangeFeed) {
-    feed.list_changed();
-    for uri in feed.subscribed(PREFIX) {
-        feed.updated(&uri);
-    }
+    feed.resync(PREFIX);
 }
 
 impl Watcher {
-    fn new(window: Duration) -> io::Result<Self> {
+    fn new(window: Duration, lease: Lease) -> io::Result<Self> {
         Ok(Watcher {
+            held: lease.held(),
+            lease,
             inotify: Inotify::init()?,
             dirs: HashMap::new(),
             pending: HashMap::new(),
@@ -342,6 +352,17 @@ impl Watcher {
     }
 
     fn publish_due(&mut self, tree: &Tree, feed: &ChangeFeed, now: Instant) {
+        if !self.lease.held() {
+            // Another instance publishes.
+            self.held = false;
+            self.pending.clear();
+            self.list = None;
+            return;
+        }
+        if !std::mem::replace(&mut self.held, true) {
+            tracing::info!("this instance now publishes file changes");
+            republish_all(feed);
+        }
         let window = self.window;
         if self.list.is_some_and(|d| d.at(window) <= now) {
             self.list = None;
@@ -380,7 +401,7 @@ mod tests {
             },
         )
         .unwrap();
-        let mut w = Watcher::new(Duration::from_millis(50)).unwrap();
+        let mut w = Watcher::new(Duration::from_millis(50), Lease::always()).unwrap();
         w.watch_tree(&provider.tree, 0, RelPath::root());
         assert_eq!(w.dirs.len(), 2, "the root and sub");
         let wd = w.dirs.keys().next().unwrap().clone();

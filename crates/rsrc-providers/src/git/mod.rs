@@ -856,7 +856,7 @@ impl Provider for GitProvider {
 
     fn attach(&self, feed: ChangeFeed) {
         if let Some(interval) = self.shared.config.poll_interval {
-            watch::start(&self.shared, feed, interval);
+            watch::start(&self.shared, &feed, interval);
         }
     }
 

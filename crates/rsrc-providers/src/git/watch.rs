@@ -13,6 +13,8 @@
 //!   missed; a failing poll keeps the last good snapshot and is logged once.
 //! - The thread ends within [`SLICE`] of the provider being dropped; a panic inside one
 //!   poll (gix on a corrupt repository) is logged and the next poll goes on.
+//! - In a deployment of several instances, pollers take turns ([`crate::poll`]): one
+//!   polls, the others look once when it finds a change.
 
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -26,6 +28,7 @@ use rsrc::ChangeFeed;
 use super::Shared;
 use super::names::{self, Target};
 use super::repo::{self, GixError, Refs};
+use crate::poll::{Turn, Turns};
 
 /// The most subscribed URIs whose objects are compared per change.
 const MAX_CHECKED: usize = 16 * 1024;
@@ -36,46 +39,33 @@ const SLICE: Duration = Duration::from_millis(100);
 type Identity = Option<(ObjectId, u16)>;
 
 /// Takes the first snapshot, then polls on a thread of its own.
-pub(super) fn start(shared: &Arc<Shared>, feed: ChangeFeed, interval: Duration) {
+pub(super) fn start(shared: &Arc<Shared>, feed: &ChangeFeed, interval: Duration) {
     let known = Refs::read(&shared.repo.to_thread_local(), shared.config.max_refs).ok();
     let weak = Arc::downgrade(shared);
     let repo = shared.repo.clone();
+    let turns = Turns::new(feed, &shared.prefix);
     let started = std::thread::Builder::new()
         .name("rsrc-git-poll".into())
-        .spawn(move || run(&weak, &repo.to_thread_local(), &feed, interval, known));
+        .spawn(move || run(&weak, &repo.to_thread_local(), &turns, interval, known));
     if let Err(e) = started {
         tracing::warn!(error = %e, "no git ref poller: changes will not be notified");
-    }
-}
-
-/// Sleeps `interval`; `false` if the provider went away meanwhile.
-fn sleep_while_alive(weak: &Weak<Shared>, interval: Duration) -> bool {
-    let mut left = interval;
-    loop {
-        let step = left.min(SLICE);
-        std::thread::sleep(step);
-        left = left.saturating_sub(step);
-        if weak.strong_count() == 0 {
-            return false;
-        }
-        if left.is_zero() {
-            return true;
-        }
     }
 }
 
 fn run(
     weak: &Weak<Shared>,
     repo: &gix::Repository,
-    feed: &ChangeFeed,
+    turns: &Turns,
     interval: Duration,
     mut known: Option<Refs>,
 ) {
     let mut failing = false;
-    while sleep_while_alive(weak, interval) {
-        let Some(shared) = weak.upgrade() else { return };
+    while let Ok(turn) = turns.wait(interval, SLICE, || weak.strong_count() > 0) {
+        let (Some(turn), Some(shared)) = (turn, weak.upgrade()) else {
+            continue;
+        };
         let polled = catch_unwind(AssertUnwindSafe(|| {
-            poll(&shared, repo, feed, known.as_ref())
+            poll(&shared, repo, turns, turn, known.as_ref())
         }));
         match polled {
             Ok(Ok(now)) => {
@@ -99,14 +89,16 @@ fn run(
 fn poll(
     shared: &Shared,
     repo: &gix::Repository,
-    feed: &ChangeFeed,
+    turns: &Turns,
+    turn: Turn,
     known: Option<&Refs>,
 ) -> Result<Refs, GixError> {
     let now = Refs::read(repo, shared.config.max_refs)?;
     if let Some(before) = known
         && *before != now
     {
-        publish(shared, repo, feed, before, &now);
+        publish(shared, repo, turns.feed(), before, &now);
+        turns.found_change(turn);
     }
     Ok(now)
 }

@@ -39,6 +39,7 @@ use sha2::{Digest, Sha256};
 
 use crate::fs::path::RelPath;
 use crate::fs::read::{open_checked, open_resolved, read_open, text_or_bytes};
+use crate::poll::Turns;
 
 pub use manifest::{MAX_BYTES, MAX_FILES};
 
@@ -328,15 +329,19 @@ impl SkillsProvider {
             .then(|| Self::dir_resource(uri))
     }
 
-    /// Watches the roots by scanning them every `interval`, publishing what changed.
-    fn watch(&self, feed: ChangeFeed, interval: Duration) {
+    /// Watches the roots by scanning them every `interval`, publishing what changed (in
+    /// turns with the other instances of a deployment, [`crate::poll`]).
+    fn watch(&self, feed: &ChangeFeed, interval: Duration) {
+        const SLICE: Duration = Duration::from_millis(500);
         let weak: Weak<Inner> = Arc::downgrade(&self.inner);
+        let turns = Turns::new(feed, PREFIX);
         let spawned = std::thread::Builder::new()
             .name("rsrc-skills-poll".into())
             .spawn(move || {
-                loop {
-                    std::thread::sleep(interval);
-                    let Some(inner) = weak.upgrade() else { return };
+                while let Ok(turn) = turns.wait(interval, SLICE, || weak.strong_count() > 0) {
+                    let (Some(turn), Some(inner)) = (turn, weak.upgrade()) else {
+                        continue;
+                    };
                     let this = SkillsProvider { inner };
                     let old = this.index();
                     let new = Arc::new(scan(&this.inner.roots, &old));
@@ -347,7 +352,9 @@ impl SkillsProvider {
                         .index
                         .write()
                         .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::clone(&new);
-                    publish(&old, &new, &feed);
+                    if publish(&old, &new, turns.feed()) {
+                        turns.found_change(turn);
+                    }
                 }
             });
         if let Err(e) = spawned {
@@ -356,12 +363,16 @@ impl SkillsProvider {
     }
 }
 
-/// Publishes the differences between two snapshots.
-fn publish(old: &Index, new: &Index, feed: &ChangeFeed) {
+/// Publishes the differences between two snapshots; whether there were any.
+fn publish(old: &Index, new: &Index, feed: &ChangeFeed) -> bool {
+    let mut any = false;
     for (uri, f) in &new.files {
         match old.files.get(uri) {
             Some(o) if o.digest == f.digest && o.skill == f.skill => {}
-            _ => feed.updated(uri),
+            _ => {
+                feed.updated(uri);
+                any = true;
+            }
         }
     }
     let gone: Vec<&String> = old
@@ -371,6 +382,7 @@ fn publish(old: &Index, new: &Index, feed: &ChangeFeed) {
         .collect();
     for uri in &gone {
         feed.updated(uri);
+        any = true;
     }
     let listing_changed = !gone.is_empty()
         || new.files.keys().any(|u| !old.files.contains_key(u))
@@ -378,6 +390,7 @@ fn publish(old: &Index, new: &Index, feed: &ChangeFeed) {
     if listing_changed {
         feed.list_changed();
     }
+    any || listing_changed
 }
 
 /// The URI of `rel` (a path from root `root`) under `root`'s prefix.
@@ -630,7 +643,7 @@ impl Provider for SkillsProvider {
 
     fn attach(&self, feed: ChangeFeed) {
         if let Some(interval) = self.inner.config.poll_interval {
-            self.watch(feed, interval);
+            self.watch(&feed, interval);
         }
     }
 

@@ -13,6 +13,10 @@
 //! hash of their JSON; a relation's its row count and greatest key (a change inside a
 //! table that keeps both goes unnoticed by the table's subscribers, not by its rows');
 //! a schema's and the database's a hash of the catalog.
+//!
+//! In a deployment of several instances, the poller takes turns with theirs
+//! ([`crate::poll`]): one polls, and the others look once when it finds a change (each
+//! reloads its catalog and digests its own subscriptions).
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -22,11 +26,13 @@ use rsrc::{ChangeFeed, ResourceError};
 
 use super::{Inner, catalog, write};
 use crate::db::{Target, schema_json};
+use crate::poll::Turns;
 
 /// Starts polling for `inner`'s database: on the current runtime, or on a thread of its
 /// own when there is none.
-pub(super) fn start(inner: &Arc<Inner>, feed: ChangeFeed) {
+pub(super) fn start(inner: &Arc<Inner>, feed: &ChangeFeed) {
     let name = inner.name.clone();
+    let feed = Turns::new(feed, &inner.uri);
     let inner = Arc::downgrade(inner);
     if let Ok(handle) = tokio::runtime::Handle::try_current() {
         handle.spawn(poll(inner, feed));
@@ -164,28 +170,38 @@ impl Inner {
     }
 }
 
-/// Polls the cluster's snapshot horizon; ends when the provider is dropped.
-async fn poll(inner: Weak<Inner>, feed: ChangeFeed) {
+/// Polls the cluster's snapshot horizon in turns; ends when the provider is dropped.
+async fn poll(inner: Weak<Inner>, turns: Turns) {
     const SQL: &str = "SELECT pg_snapshot_xmax(pg_current_snapshot())::text";
-    let mut last: Option<String> = None;
+    let horizon = |s: Arc<Inner>| async move {
+        s.query(&s.uri, SQL, &[])
+            .await
+            .ok()
+            .and_then(|rows| rows.first().map(|r| r.get::<_, String>(0)))
+    };
+    // The first look is taken at once, lease or not, so that a signal later compares
+    // with something.
+    let mut last = match inner.upgrade() {
+        Some(s) => horizon(s).await,
+        None => return,
+    };
     let mut failing = false;
     loop {
         let interval = match inner.upgrade() {
             Some(s) => s.config.poll_interval,
             None => return,
         };
-        tokio::time::sleep(interval).await;
+        let Some(turn) = turns.wait_async(interval).await else {
+            continue;
+        };
         let Some(s) = inner.upgrade() else { return };
-        let now = s
-            .query(&s.uri, SQL, &[])
-            .await
-            .ok()
-            .and_then(|rows| rows.first().map(|r| r.get::<_, String>(0)));
+        let now = horizon(Arc::clone(&s)).await;
         match now {
             Some(v) => {
                 failing = false;
                 if last.as_ref().is_some_and(|l| *l != v) {
-                    s.changed(&feed).await;
+                    s.changed(turns.feed()).await;
+                    turns.found_change(turn);
                 }
                 last = Some(v);
             }

@@ -1,6 +1,7 @@
 //! Change notifications for one SQLite database: a thread polls `PRAGMA data_version` on a
 //! read-only connection of its own and, when another connection has committed, publishes
-//! `list_changed` and an update of each subscribed URI whose content digest changed.
+//! `list_changed` and an update of each subscribed URI whose content digest changed. In a
+//! deployment of several instances, it takes turns with theirs ([`crate::poll`]).
 //!
 //! Invariants:
 //! - The thread holds the database weakly and ends within one poll interval of the
@@ -16,6 +17,8 @@ use std::time::Duration;
 
 use rsrc::ChangeFeed;
 use rusqlite::Connection;
+
+use crate::poll::Turns;
 
 use super::Database;
 use super::conn::lock;
@@ -33,7 +36,7 @@ fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
 }
 
 /// Starts watching `db` on a thread of its own.
-pub(super) fn start(db: &Arc<Database>, feed: ChangeFeed, settings: WatchSettings) {
+pub(super) fn start(db: &Arc<Database>, feed: &ChangeFeed, settings: WatchSettings) {
     let conn = match db.pool.open_dedicated() {
         Ok(c) => c,
         Err(e) => {
@@ -42,26 +45,35 @@ pub(super) fn start(db: &Arc<Database>, feed: ChangeFeed, settings: WatchSetting
         }
     };
     let weak = Arc::downgrade(db);
+    let turns = Turns::new(feed, &db.uri);
     let started = std::thread::Builder::new()
         .name(format!("rsrc-sqlite-watch-{}", db.name))
-        .spawn(move || run(&weak, &conn.conn, &feed, settings));
+        .spawn(move || run(&weak, &conn.conn, &turns, settings));
     if let Err(e) = started {
         tracing::warn!(error = %e, "no change watcher: changes will not be notified");
     }
 }
 
-fn run(db: &Weak<Database>, conn: &Connection, feed: &ChangeFeed, settings: WatchSettings) {
+/// How often the thread looks whether the provider is still there.
+const SLICE: Duration = Duration::from_millis(500);
+
+fn run(db: &Weak<Database>, conn: &Connection, turns: &Turns, settings: WatchSettings) {
     let mut version = data_version(conn).ok();
     let mut failing = false;
     loop {
-        std::thread::sleep(settings.interval);
-        let Some(db) = db.upgrade() else { return };
+        let Ok(turn) = turns.wait(settings.interval, SLICE, || db.strong_count() > 0) else {
+            return;
+        };
+        let (Some(turn), Some(db)) = (turn, db.upgrade()) else {
+            continue;
+        };
         match data_version(conn) {
             Ok(v) => {
                 failing = false;
                 if version != Some(v) {
                     if version.is_some() {
-                        changed(&db, feed, settings.max_watched);
+                        changed(&db, turns.feed(), settings.max_watched);
+                        turns.found_change(turn);
                     }
                     version = Some(v);
                 }
