@@ -169,7 +169,12 @@ impl RedisBus {
         getrandom::fill(&mut id).map_err(|e| RedisBusError(format!("no randomness: {e}")))?;
         let shared = Arc::new(Shared {
             client,
-            id: id.iter().map(|b| format!("{b:02x}")).collect(),
+            // The process id first, so that an operator reading a lease can tell whose.
+            id: format!(
+                "{}-{}",
+                std::process::id(),
+                id.iter().map(|b| format!("{b:02x}")).collect::<String>()
+            ),
             channel: format!("{}:changes", options.namespace),
             options,
             queue,
@@ -184,7 +189,7 @@ impl RedisBus {
         Ok(RedisBus { shared })
     }
 
-    /// This instance's id on the bus (as lease values hold it).
+    /// This instance's id on the bus, as lease values hold it: `PID-RANDOM`.
     pub fn instance(&self) -> &str {
         &self.shared.id
     }

@@ -1,0 +1,358 @@
+//! Three `rsrc serve --http` instances behind HAProxy (round-robin, no stickiness) with a
+//! Redis bus, as `scripts/cluster` starts them: changes reach a listener whichever
+//! instance saw them, cursors continue on any instance, the watch of a database moves
+//! when its holder dies, and Redis going away costs no reads and no silent loss.
+//!
+//! Each test starts its own cluster on free loopback ports and stops it when done.
+//! Without redis-server and haproxy the script installs them (Debian packages).
+
+use std::collections::{BTreeSet, HashMap};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use rsrc::protocol::ProtocolVersion;
+use rsrc_testkit::{HttpPeer, SseStream};
+use serde_json::{Value, json};
+
+/// A running cluster, stopped on drop.
+struct Cluster {
+    _dir: tempfile::TempDir,
+    state: PathBuf,
+    docs: PathBuf,
+    db: PathBuf,
+    balancer: SocketAddr,
+    instances: Vec<SocketAddr>,
+    pids: Vec<u32>,
+    redis_port: u16,
+}
+
+fn script(args: &[&str]) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::new(root.join("scripts/cluster"))
+        .args(args)
+        .env("RSRC_BIN", env!("CARGO_BIN_EXE_rsrc"))
+        .env("RSRC_CLUSTER_ARGS", "--db-poll 100ms --watch-window 20ms")
+        .output()
+        .expect("scripts/cluster runs");
+    assert!(
+        out.status.success(),
+        "scripts/cluster {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+impl Cluster {
+    /// A cluster serving a directory (with `files` files under `many/`) and a SQLite
+    /// database with a table `items`.
+    fn start(files: usize) -> Cluster {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = dir.path().join("docs");
+        std::fs::create_dir_all(docs.join("many")).unwrap();
+        std::fs::write(docs.join("a.txt"), "first").unwrap();
+        for i in 0..files {
+            std::fs::write(docs.join(format!("many/{i:05}.txt")), "x").unwrap();
+        }
+        let db = dir.path().join("shop.db");
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "PRAGMA journal_mode=WAL;
+             CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT);
+             INSERT INTO items VALUES (1, 'one'), (2, 'two');",
+        )
+        .unwrap();
+        let state = dir.path().join("state");
+        let env: HashMap<String, String> = script(&[
+            "start",
+            state.to_str().unwrap(),
+            docs.to_str().unwrap(),
+            db.to_str().unwrap(),
+        ])
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.trim_matches('"').to_owned()))
+        .collect();
+        let url = &env["RSRC_CLUSTER_URL"];
+        let balancer = url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp")
+            .parse()
+            .unwrap();
+        let instances = env["RSRC_CLUSTER_PORTS"]
+            .split(' ')
+            .map(|p| SocketAddr::from(([127, 0, 0, 1], p.parse().unwrap())))
+            .collect();
+        let pids = env["RSRC_CLUSTER_PIDS"]
+            .split(' ')
+            .map(|p| p.parse().unwrap())
+            .collect();
+        Cluster {
+            state,
+            docs,
+            db,
+            balancer,
+            instances,
+            pids,
+            redis_port: env["RSRC_CLUSTER_REDIS_PORT"].parse().unwrap(),
+            _dir: dir,
+        }
+    }
+
+    fn peer(&self, addr: SocketAddr) -> HttpPeer {
+        let mut p = HttpPeer::new(addr);
+        p.speak(ProtocolVersion::V2026_07_28);
+        p
+    }
+
+    /// A 2026-07-28 request to `addr` (one fresh connection: the balancer picks anew).
+    async fn call(&self, addr: SocketAddr, method: &str, params: Value) -> Value {
+        let mut p = self.peer(addr);
+        let msg = p.modern_request(method, params);
+        let res = p.post(&msg).await;
+        assert_eq!(res.status, 200, "{method}: {:?}", res.messages);
+        res.json().clone()
+    }
+
+    /// A `subscriptions/listen` stream through `addr`, acknowledged.
+    async fn listen(&self, addr: SocketAddr, uris: &[&str]) -> SseStream {
+        let mut p = self.peer(addr);
+        let msg = p.modern_request(
+            "subscriptions/listen",
+            json!({"notifications": {"resourcesListChanged": true, "resourceSubscriptions": uris}}),
+        );
+        let h = p.headers_for(&msg);
+        let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let mut s = p.open("POST", &h, msg.to_string().as_bytes()).await;
+        assert_eq!(s.status, 200);
+        let ack = s.next_event(Duration::from_secs(5)).await.expect("ack");
+        assert!(
+            ack.data
+                .contains("notifications/subscriptions/acknowledged"),
+            "{ack:?}"
+        );
+        s
+    }
+
+    /// Who holds lease `name` (an instance's `PID-RANDOM`), if anyone.
+    fn holder(&self, name: &str) -> Option<u32> {
+        let out = Command::new("redis-cli")
+            .args([
+                "-p",
+                &self.redis_port.to_string(),
+                "GET",
+                &format!("rsrc:lease:{name}"),
+            ])
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.trim().split('-').next()?.parse().ok()
+    }
+
+    /// The holder of lease `name`, once someone holds it.
+    async fn lease_holder(&self, name: &str) -> u32 {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(pid) = self.holder(name) {
+                return pid;
+            }
+            assert!(Instant::now() < deadline, "nobody holds {name}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    fn kill(&self, pid: u32) {
+        let n = self.pids.iter().position(|&p| p == pid).unwrap() + 1;
+        script(&["kill", self.state.to_str().unwrap(), &n.to_string()]);
+    }
+
+    fn commit(&self, sql: &str) {
+        rusqlite::Connection::open(&self.db)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap();
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/cluster"))
+            .args(["stop", self.state.to_str().unwrap()])
+            .output();
+    }
+}
+
+/// The methods and URIs of the notifications `stream` delivers within `wait`, until
+/// `done` says enough.
+async fn heard(
+    stream: &mut SseStream,
+    wait: Duration,
+    done: impl Fn(&[(String, String)]) -> bool,
+) -> Vec<(String, String)> {
+    let deadline = Instant::now() + wait;
+    let mut got = Vec::new();
+    while !done(&got) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let Some(event) = stream.next_event(left).await else {
+            break;
+        };
+        let Ok(msg) = serde_json::from_str::<Value>(&event.data) else {
+            continue;
+        };
+        got.push((
+            msg["method"].as_str().unwrap_or_default().to_owned(),
+            msg["params"]["uri"].as_str().unwrap_or_default().to_owned(),
+        ));
+    }
+    got
+}
+
+fn has(got: &[(String, String)], method: &str, uri: &str) -> bool {
+    got.iter().any(|(m, u)| m == method && u == uri)
+}
+
+const UPDATED: &str = "notifications/resources/updated";
+const LIST_CHANGED: &str = "notifications/resources/list_changed";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_stream_hears_file_and_database_changes_whichever_instance_sees_them() {
+    let c = Cluster::start(0);
+    // The stream is held by an instance that watches neither source (of three, one
+    // always is), so that both changes cross instances.
+    let watchers = [
+        c.lease_holder("file:///").await,
+        c.lease_holder("db://shop").await,
+    ];
+    let bystander = c.instances[c.pids.iter().position(|p| !watchers.contains(p)).unwrap()];
+    let mut stream = c
+        .listen(bystander, &["file:///a.txt", "db://shop/items/1"])
+        .await;
+    // The requests around the stream land on every instance.
+    for _ in 0..4 {
+        let read = c
+            .call(
+                c.balancer,
+                "resources/read",
+                json!({"uri": "file:///a.txt"}),
+            )
+            .await;
+        assert_eq!(read["result"]["contents"][0]["text"], "first");
+    }
+    std::fs::write(c.docs.join("a.txt"), "second").unwrap();
+    c.commit("UPDATE items SET name = 'uno' WHERE id = 1");
+    let got = heard(&mut stream, Duration::from_secs(10), |g| {
+        has(g, UPDATED, "file:///a.txt") && has(g, UPDATED, "db://shop/items/1")
+    })
+    .await;
+    assert!(has(&got, UPDATED, "file:///a.txt"), "{got:?}");
+    assert!(has(&got, UPDATED, "db://shop/items/1"), "{got:?}");
+    assert!(
+        has(&got, LIST_CHANGED, ""),
+        "a commit changes the list: {got:?}"
+    );
+    // Every instance reads what changed.
+    for addr in &c.instances {
+        let read = c
+            .call(*addr, "resources/read", json!({"uri": "db://shop/items/1"}))
+            .await;
+        let row: Value =
+            serde_json::from_str(read["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(row["name"], "uno");
+    }
+}
+
+/// Every file URI of a walk of `resources/list` under `many/`, each page from the next
+/// of `addrs` in turn.
+async fn walk(c: &Cluster, addrs: &[SocketAddr]) -> Vec<String> {
+    let mut uris = Vec::new();
+    let mut cursor: Option<String> = None;
+    for turn in 0.. {
+        let mut params = json!({"uri": "file:///many/"});
+        if let Some(cur) = &cursor {
+            params["cursor"] = json!(cur);
+        }
+        let page = c
+            .call(addrs[turn % addrs.len()], "resources/list", params)
+            .await;
+        let result = &page["result"];
+        for r in result["resources"].as_array().expect("a page") {
+            uris.push(r["uri"].as_str().unwrap().to_owned());
+        }
+        match result["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => return uris,
+        }
+    }
+    unreachable!()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cursor_walk_alternating_instances_returns_every_file_exactly_once() {
+    const FILES: usize = 10_000;
+    let c = Cluster::start(FILES);
+    for addrs in [vec![c.balancer], c.instances.clone()] {
+        let uris = walk(&c, &addrs).await;
+        let unique: BTreeSet<&String> = uris.iter().collect();
+        assert_eq!(uris.len(), FILES, "through {addrs:?}");
+        assert_eq!(unique.len(), FILES, "no file twice");
+        assert!(uris.iter().all(|u| u.starts_with("file:///many/")));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_the_lease_holder_moves_the_database_watch_within_5_s() {
+    let c = Cluster::start(0);
+    let holder = c.lease_holder("db://shop").await;
+    // A listener on a surviving instance.
+    let survivor = c.instances[c.pids.iter().position(|&p| p != holder).unwrap()];
+    let mut stream = c.listen(survivor, &["db://shop/items/2"]).await;
+    c.kill(holder);
+    let killed = Instant::now();
+    let moved = loop {
+        match c.holder("db://shop") {
+            Some(pid) if pid != holder => break killed.elapsed(),
+            _ => {}
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(5),
+            "the watch did not move within 5 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    eprintln!("the database watch moved {moved:?} after its holder was killed");
+    c.commit("UPDATE items SET name = 'dos' WHERE id = 2");
+    let got = heard(&mut stream, Duration::from_secs(5), |g| {
+        has(g, UPDATED, "db://shop/items/2")
+    })
+    .await;
+    assert!(has(&got, UPDATED, "db://shop/items/2"), "{got:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_redis_reads_go_on_and_listeners_hear_list_changed_once_it_is_back() {
+    let c = Cluster::start(0);
+    let mut stream = c.listen(c.balancer, &["file:///a.txt"]).await;
+    let state = c.state.to_str().unwrap();
+    script(&["redis", state, "stop"]);
+    for _ in 0..6 {
+        let read = c
+            .call(
+                c.balancer,
+                "resources/read",
+                json!({"uri": "db://shop/items/1"}),
+            )
+            .await;
+        assert!(read["result"]["contents"][0]["text"].is_string(), "{read}");
+    }
+    script(&["redis", state, "start"]);
+    let got = heard(&mut stream, Duration::from_secs(15), |g| {
+        has(g, LIST_CHANGED, "") && has(g, UPDATED, "file:///a.txt")
+    })
+    .await;
+    assert!(has(&got, LIST_CHANGED, ""), "{got:?}");
+    assert!(has(&got, UPDATED, "file:///a.txt"), "{got:?}");
+}
