@@ -130,16 +130,19 @@ fn run(tree: &Weak<Tree>, feed: &ChangeFeed, window: Duration, lease: &Lease) {
             Err(e) => {
                 // Whatever happened meanwhile is unknown: say so, then start afresh.
                 tracing::warn!(error = %e, "file watcher failed; restarting it");
-                republish_all(feed);
+                republish_all(feed, lease);
                 std::thread::sleep(Duration::from_secs(1));
             }
         }
     }
 }
 
-/// Everything may have changed: the list, and every subscribed file, on every instance.
-fn republish_all(feed: &ChangeFeed) {
-    feed.resync(PREFIX);
+/// Everything may have changed: the list, and every subscribed file, on every instance
+/// (said by the instance that publishes file changes, [`Lease`]).
+fn republish_all(feed: &ChangeFeed, lease: &Lease) {
+    if lease.held() {
+        feed.resync(PREFIX);
+    }
 }
 
 impl Watcher {
@@ -268,7 +271,7 @@ impl Watcher {
                 self.lost = false;
                 self.pending.clear();
                 self.list = None;
-                republish_all(feed);
+                republish_all(feed, &self.lease);
                 for root in 0..t.roots.len() {
                     self.unwatch_root(root);
                     self.watch_tree(&t, root, RelPath::root());
@@ -361,7 +364,7 @@ impl Watcher {
         }
         if !std::mem::replace(&mut self.held, true) {
             tracing::info!("this instance now publishes file changes");
-            republish_all(feed);
+            republish_all(feed, &self.lease);
         }
         let window = self.window;
         if self.list.is_some_and(|d| d.at(window) <= now) {
@@ -425,7 +428,7 @@ mod tests {
             .request("resources/subscribe", json!({"uri": "file:///a.txt"}))
             .await;
         assert_eq!(ok["result"], json!({}));
-        republish_all(&server.changes());
+        republish_all(&server.changes(), &Lease::always());
         let mut methods = Vec::new();
         for _ in 0..2 {
             let m = peer.recv().await;
