@@ -26,6 +26,8 @@ pub(crate) struct Turns {
     signalled: Arc<Signalled>,
 }
 
+/// A signal from another instance, for a thread ([`Turns::wait`]) or a task
+/// ([`Turns::wait_async`]) to take.
 #[derive(Debug, Default)]
 struct Signalled {
     flag: Mutex<bool>,
@@ -127,13 +129,15 @@ impl Turns {
     pub(crate) async fn wait_async(&self, interval: Duration) -> Option<Turn> {
         let signalled = self.signalled.notify.notified();
         tokio::pin!(signalled);
-        if !self.take() {
+        // A signal that came while the last poll ran is taken at once.
+        let mut was = self.take();
+        if !was {
             tokio::select! {
                 () = tokio::time::sleep(interval) => {}
                 () = &mut signalled => {}
             }
+            was = self.take();
         }
-        let was = self.take();
         self.turn(was)
     }
 
@@ -143,5 +147,86 @@ impl Turns {
         if turn == Turn::Scheduled {
             self.feed.signal(&self.topic);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    use rsrc::bus::{BusEvent, BusSink, ChangeBus, Lease};
+
+    use super::{Turn, Turns};
+
+    /// A bus whose lease is never held here, and whose events the test delivers.
+    #[derive(Clone, Default)]
+    struct Elsewhere(Arc<Mutex<Option<BusSink>>>);
+
+    impl ChangeBus for Elsewhere {
+        fn publish(&self, _: BusEvent) {}
+        fn attach(&self, sink: BusSink) {
+            *self.0.lock().unwrap() = Some(sink);
+        }
+        fn lease(&self, _: &str) -> Lease {
+            Lease::until(Arc::new(Mutex::new(None)))
+        }
+    }
+
+    fn turns() -> (Turns, Elsewhere, rsrc::Server) {
+        let bus = Elsewhere::default();
+        let server = rsrc::Server::builder("t", "0")
+            .bus(bus.clone())
+            .build()
+            .unwrap();
+        (Turns::new(&server.changes(), "db://x"), bus, server)
+    }
+
+    fn signal(bus: &Elsewhere, topic: &str) {
+        let sink = bus.0.lock().unwrap().clone().unwrap();
+        assert!(sink.deliver(BusEvent::Signal(topic.into())));
+    }
+
+    #[test]
+    fn without_the_lease_a_poller_waits_until_another_instance_signals() {
+        let (turns, bus, _server) = turns();
+        assert_eq!(
+            turns.wait(Duration::from_millis(50), Duration::from_millis(10), || {
+                true
+            }),
+            Ok(None),
+            "not its turn"
+        );
+        let started = Instant::now();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(100));
+                signal(&bus, "db://other");
+                signal(&bus, "db://x");
+            });
+            assert_eq!(
+                turns.wait(Duration::from_secs(30), Duration::from_millis(10), || true),
+                Ok(Some(Turn::Signalled))
+            );
+        });
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert_eq!(
+            turns.wait(Duration::from_secs(30), Duration::from_millis(10), || false),
+            Err(()),
+            "ends when its provider is gone"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_signal_that_came_during_a_poll_is_taken_by_the_next_wait() {
+        let (turns, bus, _server) = turns();
+        signal(&bus, "db://x");
+        let waited = tokio::time::timeout(
+            Duration::from_secs(10),
+            turns.wait_async(Duration::from_secs(30)),
+        )
+        .await;
+        assert_eq!(waited, Ok(Some(Turn::Signalled)));
+        assert_eq!(turns.wait_async(Duration::from_millis(20)).await, None);
     }
 }
