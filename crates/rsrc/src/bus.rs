@@ -22,12 +22,18 @@
 //! before it expires in the store).
 
 use std::sync::{Arc, Mutex, PoisonError, Weak};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[cfg(feature = "redis")]
 mod redis;
+mod store;
 #[cfg(feature = "redis")]
 pub use redis::{RedisBus, RedisBusError, RedisBusOptions};
+#[cfg(any(feature = "http", feature = "redis"))]
+pub(crate) use store::RETAINED_STREAMS;
+pub use store::{
+    SessionChanged, SessionState, SessionStore, StoreError, StoredEvent, StoredSession, StreamTail,
+};
 
 use crate::changes::Hub;
 
@@ -61,6 +67,13 @@ pub trait ChangeBus: Send + Sync + 'static {
     fn attach(&self, sink: BusSink);
     /// The lease named `name`: held by at most one instance of the deployment at a time.
     fn lease(&self, name: &str) -> Lease;
+    /// Where the 2025 revisions' HTTP sessions can live so that every instance serves
+    /// them, sessions lasting `idle` unused; `None` (the default): each instance keeps
+    /// its own, and a balancer must route each session to one instance.
+    fn session_store(&self, idle: Duration) -> Option<Arc<dyn SessionStore>> {
+        let _ = idle;
+        None
+    }
 }
 
 /// Where a bus delivers the other instances' events: the server's change hub, held

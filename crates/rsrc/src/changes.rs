@@ -207,6 +207,12 @@ impl Hub {
         hub
     }
 
+    /// The bus to the other instances, if any.
+    #[cfg(feature = "http")]
+    pub(crate) fn bus(&self) -> Option<&Arc<dyn ChangeBus>> {
+        self.bus.as_ref()
+    }
+
     pub(crate) fn feed(self: &Arc<Self>) -> ChangeFeed {
         ChangeFeed {
             hub: Arc::clone(self),
@@ -465,6 +471,26 @@ impl Listener {
             let mut st = lock(&self.hub.state);
             st.lists.retain(|(_, w)| w.strong_count() > 0);
             st.lists.push((self.id, Arc::downgrade(self)));
+        }
+    }
+
+    /// The subscribed URIs, sorted.
+    #[cfg(feature = "http")]
+    pub(crate) fn uris(&self) -> Vec<String> {
+        let mut uris: Vec<String> = lock(&self.uris).iter().cloned().collect();
+        uris.sort();
+        uris
+    }
+
+    /// Queues `list_changed` (if it listens to lists) and an update of every
+    /// subscription.
+    #[cfg(feature = "http")]
+    pub(crate) fn resync(&self) {
+        if self.lists.load(Ordering::Acquire) {
+            self.send_list_changed();
+        }
+        for uri in self.uris() {
+            self.send_updated(&uri);
         }
     }
 

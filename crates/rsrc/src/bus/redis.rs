@@ -27,7 +27,9 @@ use redis::{AsyncCommands as _, AsyncConnectionConfig};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, mpsc};
 
-use super::{BusEvent, BusSink, ChangeBus, Lease};
+use super::{BusEvent, BusSink, ChangeBus, Lease, SessionChanged, SessionStore};
+
+mod store;
 
 /// How a [`RedisBus`] runs.
 #[derive(Debug, Clone)]
@@ -82,7 +84,7 @@ struct Shared {
     id: String,
     channel: String,
     options: RedisBusOptions,
-    queue: mpsc::Sender<BusEvent>,
+    queue: mpsc::Sender<Out>,
     /// An event did not fit in the queue.
     overflowed: AtomicBool,
     sink: OnceLock<BusSink>,
@@ -90,6 +92,42 @@ struct Shared {
     /// A round trip failed: the subscription restarts.
     broken: Arc<Notify>,
     runtime: tokio::runtime::Handle,
+    /// Held while this instance lives: `NAMESPACE:lease:instance:ID` tells the others
+    /// whether a stream this instance writes may still end.
+    alive: OnceLock<Lease>,
+    /// Called when another instance changed a shared session ([`SessionStore`]).
+    session_handlers: SessionHandlers,
+}
+
+#[derive(Default)]
+struct SessionHandlers(Mutex<Vec<SessionChanged>>);
+
+impl std::fmt::Debug for SessionHandlers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SessionHandlers")
+    }
+}
+
+/// What the publishing task sends.
+#[derive(Debug)]
+enum Out {
+    Event(BusEvent),
+    /// A shared session changed.
+    Session(String),
+}
+
+impl Shared {
+    fn sessions_changed(&self, id: Option<&str>) {
+        for h in self
+            .session_handlers
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
+            h(id);
+        }
+    }
 }
 
 /// An event on the wire.
@@ -104,6 +142,8 @@ struct Wire {
     signal: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     resync: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session: Option<String>,
 }
 
 /// The largest message read from the channel.
@@ -111,37 +151,40 @@ const MAX_MESSAGE: usize = 64 * 1024;
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
-fn encode(from: &str, event: &BusEvent) -> String {
+fn encode(from: &str, out: &Out) -> String {
     let mut w = Wire {
         from: from.to_owned(),
         updated: None,
         list: false,
         signal: None,
         resync: None,
+        session: None,
     };
-    match event {
-        BusEvent::Updated(uri) => w.updated = Some(uri.clone()),
-        BusEvent::ListChanged => w.list = true,
-        BusEvent::Signal(topic) => w.signal = Some(topic.clone()),
-        BusEvent::Resync(prefix) => w.resync = Some(prefix.clone()),
+    match out {
+        Out::Event(BusEvent::Updated(uri)) => w.updated = Some(uri.clone()),
+        Out::Event(BusEvent::ListChanged) => w.list = true,
+        Out::Event(BusEvent::Signal(topic)) => w.signal = Some(topic.clone()),
+        Out::Event(BusEvent::Resync(prefix)) => w.resync = Some(prefix.clone()),
+        Out::Session(id) => w.session = Some(id.clone()),
     }
     serde_json::to_string(&w).unwrap_or_default()
 }
 
-/// The event in `payload` and who sent it; `None` for anything else.
-fn decode(payload: &[u8]) -> Option<(String, BusEvent)> {
+/// The message in `payload` and who sent it; `None` for anything else.
+fn decode(payload: &[u8]) -> Option<(String, Out)> {
     if payload.len() > MAX_MESSAGE {
         return None;
     }
     let w: Wire = serde_json::from_slice(payload).ok()?;
-    let event = match (w.updated, w.list, w.signal, w.resync) {
-        (Some(uri), false, None, None) => BusEvent::Updated(uri),
-        (None, true, None, None) => BusEvent::ListChanged,
-        (None, false, Some(topic), None) => BusEvent::Signal(topic),
-        (None, false, None, Some(prefix)) => BusEvent::Resync(prefix),
+    let out = match (w.updated, w.list, w.signal, w.resync, w.session) {
+        (Some(uri), false, None, None, None) => Out::Event(BusEvent::Updated(uri)),
+        (None, true, None, None, None) => Out::Event(BusEvent::ListChanged),
+        (None, false, Some(topic), None, None) => Out::Event(BusEvent::Signal(topic)),
+        (None, false, None, Some(prefix), None) => Out::Event(BusEvent::Resync(prefix)),
+        (None, false, None, None, Some(id)) => Out::Session(id),
         _ => return None,
     };
-    Some((w.from, event))
+    Some((w.from, out))
 }
 
 fn backoff(current: &mut Duration) -> Duration {
@@ -183,10 +226,15 @@ impl RedisBus {
             leases: Mutex::new(Vec::new()),
             broken: Arc::new(Notify::new()),
             runtime: tokio::runtime::Handle::current(),
+            alive: OnceLock::new(),
+            session_handlers: SessionHandlers::default(),
         });
-        tokio::spawn(publish(Arc::downgrade(&shared), rx, Some(conn.clone())));
-        tokio::spawn(keep_leases(Arc::downgrade(&shared), conn));
-        Ok(RedisBus { shared })
+        let bus = RedisBus { shared };
+        let alive = bus.lease(&format!("instance:{}", bus.shared.id));
+        let _ = bus.shared.alive.set(alive);
+        tokio::spawn(publish(Arc::downgrade(&bus.shared), rx, Some(conn.clone())));
+        tokio::spawn(keep_leases(Arc::downgrade(&bus.shared), conn));
+        Ok(bus)
     }
 
     /// This instance's id on the bus, as lease values hold it: `PID-RANDOM`.
@@ -209,9 +257,7 @@ async fn connect(
 
 impl ChangeBus for RedisBus {
     fn publish(&self, event: BusEvent) {
-        if self.shared.queue.try_send(event).is_err() {
-            self.shared.overflowed.store(true, Ordering::Release);
-        }
+        self.shared.send(Out::Event(event));
     }
 
     fn attach(&self, sink: BusSink) {
@@ -234,13 +280,29 @@ impl ChangeBus for RedisBus {
             ));
         Lease::until(state)
     }
+
+    fn session_store(&self, idle: Duration) -> Option<Arc<dyn SessionStore>> {
+        Some(Arc::new(store::RedisSessions::new(
+            Arc::clone(&self.shared),
+            idle,
+        )))
+    }
+}
+
+impl Shared {
+    /// Queues `out` for the other instances; never blocks.
+    fn send(&self, out: Out) {
+        if self.queue.try_send(out).is_err() {
+            self.overflowed.store(true, Ordering::Release);
+        }
+    }
 }
 
 /// Drains the queue into the channel; after anything was dropped, sends one resync once
 /// Redis answers.
 async fn publish(
     shared: Weak<Shared>,
-    mut rx: mpsc::Receiver<BusEvent>,
+    mut rx: mpsc::Receiver<Out>,
     mut conn: Option<MultiplexedConnection>,
 ) {
     let mut dropped = false;
@@ -268,7 +330,7 @@ async fn publish(
         }
         let mut batch = Vec::with_capacity(2);
         if dropped {
-            batch.push(BusEvent::Resync(String::new()));
+            batch.push(Out::Event(BusEvent::Resync(String::new())));
         }
         batch.extend(event);
         if conn.is_none() {
@@ -336,6 +398,7 @@ async fn subscribe(shared: Weak<Shared>) {
         if !first {
             tracing::info!("subscribed to Redis again: listeners are told to look again");
             sink.lost();
+            s.sessions_changed(None);
         }
         first = false;
         warned = false;
@@ -352,9 +415,13 @@ async fn subscribe(shared: Weak<Shared>) {
                     let Some(msg) = msg else { break };
                     match decode(msg.get_payload_bytes()) {
                         Some((from, _)) if from == id => {}
-                        Some((_, event)) => if !sink.deliver(event) {
+                        Some((_, Out::Event(event))) => if !sink.deliver(event) {
                             // The server is gone.
                             return;
+                        },
+                        Some((_, Out::Session(session))) => match shared.upgrade() {
+                            Some(s) => s.sessions_changed(Some(&session)),
+                            None => return,
                         },
                         None => tracing::debug!("skipped a message on the change channel that is not an event"),
                     }
@@ -454,7 +521,7 @@ async fn keep_leases(shared: Weak<Shared>, conn: MultiplexedConnection) {
 
 #[cfg(test)]
 mod tests {
-    use super::{BusEvent, decode, encode};
+    use super::{BusEvent, Out, decode, encode};
 
     #[test]
     fn events_round_trip_and_anything_else_is_skipped() {
@@ -464,9 +531,16 @@ mod tests {
             BusEvent::Signal("db://shop".into()),
             BusEvent::Resync(String::new()),
         ] {
-            let wire = encode("i1", &event);
-            assert_eq!(decode(wire.as_bytes()), Some(("i1".to_owned(), event)));
+            let wire = encode("i1", &Out::Event(event.clone()));
+            match decode(wire.as_bytes()) {
+                Some((from, Out::Event(got))) => assert_eq!((from.as_str(), got), ("i1", event)),
+                other => panic!("{other:?}"),
+            }
         }
+        let wire = encode("i2", &Out::Session("abc".into()));
+        assert!(
+            matches!(decode(wire.as_bytes()), Some((f, Out::Session(id))) if f == "i2" && id == "abc")
+        );
         for junk in [
             &b""[..],
             b"null",
@@ -475,7 +549,7 @@ mod tests {
             b"{\"updated\":\"u\"}",
             &[b'"'; 70_000],
         ] {
-            assert_eq!(decode(junk), None);
+            assert!(decode(junk).is_none());
         }
     }
 }

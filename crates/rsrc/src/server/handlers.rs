@@ -34,6 +34,8 @@ use rsrc_protocol::subscriptions::{
 
 use super::session::{Negotiated, Session};
 use super::{Mount, Server};
+#[cfg(feature = "http")]
+use crate::bus::SessionState;
 use crate::changes::{Listener, TooMany};
 use crate::context::RequestContext;
 use crate::cursor::{InvalidCursor, ListKind};
@@ -131,6 +133,65 @@ impl Server {
             .any(|m| m.provider.capabilities().list_changed)
     }
 
+    /// What requests changed in `session` (for a [`SessionStore`](crate::bus::SessionStore)).
+    #[cfg(feature = "http")]
+    pub(crate) fn session_state(session: &Session) -> SessionState {
+        SessionState {
+            initialized: session.is_initialized(),
+            log_level: session.log_level().and_then(|l| {
+                serde_json::to_value(l)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+            }),
+            subscriptions: session
+                .existing_listener()
+                .map(|l| l.uris())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Gives `session` the state another instance recorded. Subscriptions are taken
+    /// without asking providers again: the instance that took them did.
+    #[cfg(feature = "http")]
+    pub(crate) fn apply_session_state(&self, session: &Session, state: &SessionState) {
+        if state.initialized {
+            session.mark_initialized();
+        }
+        if let Some(level) = state
+            .log_level
+            .as_deref()
+            .and_then(|l| serde_json::from_value(serde_json::Value::from(l)).ok())
+        {
+            session.set_log_level(level);
+        }
+        let listener = match session.existing_listener() {
+            Some(l) => l,
+            None if state.subscriptions.is_empty() => return,
+            None => self.listener_of(session),
+        };
+        for uri in listener.uris() {
+            if state.subscriptions.binary_search(&uri).is_err() {
+                listener.unsubscribe(&uri);
+            }
+        }
+        for uri in &state.subscriptions {
+            if listener.subscribe(uri).is_err() {
+                tracing::debug!("a stored session holds more subscriptions than allowed here");
+                break;
+            }
+        }
+    }
+
+    /// Tells `session` that anything may have changed: `list_changed` if it hears list
+    /// changes, and an update of each of its subscriptions (its notifications may have
+    /// been lost with another instance).
+    #[cfg(feature = "http")]
+    pub(crate) fn resync_session(session: &Session) {
+        if let Some(l) = session.existing_listener() {
+            l.resync();
+        }
+    }
+
     /// The session's listener, made on first use.
     fn listener_of<'s>(&self, session: &'s Session) -> &'s Arc<Listener> {
         session.listener(|| {
@@ -209,6 +270,7 @@ pub(super) fn initialize(
     let negotiated = Negotiated {
         version,
         client_info: p.client_info.map(Arc::new),
+        capabilities: Arc::new(p.capabilities),
     };
     if !session.negotiate(negotiated) {
         return Err(RequestError::InvalidRequest(

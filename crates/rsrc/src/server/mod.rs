@@ -30,6 +30,8 @@ use crate::provider::{DynProvider, IntoProvider};
 
 pub use dispatch::Handled;
 pub use reply::Reply;
+#[cfg(feature = "http")]
+pub(crate) use session::Negotiated;
 pub use session::Session;
 pub use tools::ToolsConfig;
 
@@ -477,5 +479,15 @@ impl Server {
     /// [`Provider::attach`](crate::Provider::attach)): for code outside a provider that knows a resource changed.
     pub fn changes(&self) -> ChangeFeed {
         self.inner.hub.feed()
+    }
+
+    /// Where legacy HTTP sessions lasting `idle` are shared with the other instances,
+    /// if the server's bus holds sessions.
+    #[cfg(feature = "http")]
+    pub(crate) fn session_store(
+        &self,
+        idle: std::time::Duration,
+    ) -> Option<Arc<dyn crate::bus::SessionStore>> {
+        self.inner.hub.bus()?.session_store(idle)
     }
 }

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use rsrc_protocol::jsonrpc::RequestId;
+use rsrc_protocol::lifecycle::ClientCapabilities;
 use rsrc_protocol::{Implementation, LoggingLevel, ProtocolVersion};
 use tokio_util::sync::CancellationToken;
 
@@ -25,6 +26,9 @@ use crate::context::Notifier;
 pub(crate) struct Negotiated {
     pub(crate) version: ProtocolVersion,
     pub(crate) client_info: Option<Arc<Implementation>>,
+    /// Kept for a shared session store.
+    #[cfg_attr(not(feature = "http"), expect(dead_code))]
+    pub(crate) capabilities: Arc<ClientCapabilities>,
 }
 
 /// The state of one connection or legacy session.
@@ -133,6 +137,12 @@ impl Session {
     /// The session's listener of changes, made by `make` the first time.
     pub(crate) fn listener(&self, make: impl FnOnce() -> Arc<Listener>) -> &Arc<Listener> {
         self.listener.get_or_init(make)
+    }
+
+    /// The session's listener, if it has one yet.
+    #[cfg(feature = "http")]
+    pub(crate) fn existing_listener(&self) -> Option<&Arc<Listener>> {
+        self.listener.get()
     }
 
     /// Registers a request in flight under a unique `serial`; `None` when a request with

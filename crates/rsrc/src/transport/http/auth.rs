@@ -184,6 +184,13 @@ impl AuthConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Owner([u8; 32]);
 
+impl Owner {
+    /// The digest in hex, as a shared session store records it.
+    pub(super) fn hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
 /// 400 for a token in the query string (RFC 6750 §2.3 is not allowed by MCP).
 pub(super) fn query_token_refused() -> Response {
     let mut res = rejection(

@@ -13,6 +13,16 @@
 //!   has at most `max_in_flight` requests running (429 beyond).
 //! - A request answered as JSON is cancelled when its connection drops (there is no stream
 //!   to resume it on); once its answer became a stream, it runs on, for resumption.
+//!
+//! With a [`SessionStore`] (a bus that holds sessions) every instance serves every
+//! session: the instance that first sees an unknown id loads it from the store; a request
+//! that changed the session records the change before it is answered; the replay logs
+//! are mirrored to the store; the instance serving the GET stream *holds* the session
+//! (only its copy of stream 0 takes notifications) and, taking it over from another
+//! instance, replays the stored log and then re-announces every subscription, since
+//! notifications may have been lost with the previous holder. DELETE and expiry act on
+//! the store, and other instances drop their copies when told. Each instance's copy is
+//! bounded and expires as above; the store's record expires after `idle` unused.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,24 +39,40 @@ use rsrc_protocol::methods::{Initialize, Method as _};
 use tokio_util::sync::CancellationToken;
 
 use super::auth::Owner;
-use super::sse::{self, LogLimits, StreamLog};
+use super::sse::{self, LogLimits, Mirror, StreamLog};
 use super::{
     HeaderVersion, LAST_EVENT_ID, SESSION_ID, Settled, Shared, checks, era_of, error_response,
     rejection, reply_response, settle, sse_response, status_only,
 };
+use crate::bus::{RETAINED_STREAMS, SessionState, SessionStore, StoredSession};
 use crate::context::Notifier;
-use crate::server::{Handled, Session};
+use crate::server::{Handled, Server, Session};
+use rsrc_protocol::Implementation;
+use rsrc_protocol::lifecycle::ClientCapabilities;
 
-/// Finished POST streams a session keeps for `Last-Event-ID` replay.
-pub(super) const RETAINED_STREAMS: usize = 16;
+/// How often a shared session's stored copy is polled for new events of a POST stream
+/// that another instance writes.
+const FOLLOW_EVERY: Duration = Duration::from_millis(200);
+/// Local stream numbers used when the store cannot number a stream (never shared).
+const LOCAL_STREAMS: u64 = 1 << 48;
 
 /// The legacy sessions of one endpoint.
-#[derive(Debug)]
 pub(super) struct Sessions {
     map: RwLock<HashMap<Arc<str>, Arc<HttpSession>>>,
     epoch: Instant,
     max: usize,
     idle: Duration,
+    /// Shared with the other instances, if the server's bus holds sessions.
+    store: Option<Arc<dyn SessionStore>>,
+}
+
+impl std::fmt::Debug for Sessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sessions")
+            .field("max", &self.max)
+            .field("shared", &self.store.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// One legacy session.
@@ -65,6 +91,12 @@ pub(super) struct HttpSession {
     /// The identity that created the session (with authentication on): no other may use,
     /// resume or end it.
     owner: Option<Owner>,
+    /// Where new POST streams are mirrored (with a store).
+    mirror: Option<Mirror>,
+    /// The state last recorded in (or loaded from) the store.
+    saved: Mutex<SessionState>,
+    /// When the store's copy was last touched, in [`Sessions`] milliseconds.
+    touched_ms: AtomicU64,
 }
 
 impl std::fmt::Debug for HttpSession {
@@ -75,18 +107,47 @@ impl std::fmt::Debug for HttpSession {
     }
 }
 
+/// A new session id: 192 random bits, base64url.
+fn fresh_id() -> String {
+    let mut raw = [0u8; 24];
+    // Without an entropy source no session can be made safe: refusing is the only
+    // honest answer, and getrandom on Linux does not fail once the pool is ready.
+    getrandom::fill(&mut raw).expect("the operating system's random source failed");
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
+}
+
+/// Whether `id` could be one of ours (so that junk never reaches the store).
+fn plausible_id(id: &str) -> bool {
+    id.len() == 32
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+fn owner_hex(owner: Option<Owner>) -> String {
+    owner.map(|o| o.hex()).unwrap_or_default()
+}
+
 impl HttpSession {
-    fn new(stop: &CancellationToken, limits: LogLimits, owner: Option<Owner>) -> Self {
-        let mut raw = [0u8; 24];
-        // Without an entropy source no session can be made safe: refusing is the only
-        // honest answer, and getrandom on Linux does not fail once the pool is ready.
-        getrandom::fill(&mut raw).expect("the operating system's random source failed");
-        let id = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw);
-        let standalone = StreamLog::new(0, limits.clone());
+    fn new(
+        id: String,
+        stop: &CancellationToken,
+        limits: LogLimits,
+        owner: Option<Owner>,
+        store: Option<&Arc<dyn SessionStore>>,
+    ) -> Self {
+        let id: Arc<str> = id.into();
+        let mirror = store.map(|store| Mirror {
+            store: Arc::clone(store),
+            session: Arc::clone(&id),
+        });
+        let standalone = StreamLog::new(0, limits.clone(), mirror.clone());
+        // With a store, only the holder's copy of stream 0 takes notifications.
+        standalone.mute(mirror.is_some());
         let engine =
             Arc::new(Session::new(Notifier::sink(standalone.clone())).closing_with(stop.clone()));
         HttpSession {
-            id: id.into(),
+            id,
             engine,
             standalone,
             streams: Mutex::new(VecDeque::new()),
@@ -95,7 +156,62 @@ impl HttpSession {
             ended: CancellationToken::new(),
             limits,
             owner,
+            mirror,
+            saved: Mutex::new(SessionState::default()),
+            touched_ms: AtomicU64::new(0),
         }
+    }
+
+    /// The record of this session for the store, once initialized.
+    fn record(&self) -> Option<StoredSession> {
+        let n = self.engine.negotiated()?;
+        let client = serde_json::json!({
+            "clientInfo": n.client_info.as_deref(),
+            "capabilities": &*n.capabilities,
+        });
+        Some(StoredSession::new(
+            owner_hex(self.owner),
+            n.version.as_str().to_owned(),
+            client.to_string(),
+        ))
+    }
+
+    /// A copy of a session another instance created; `None` if the record is not one
+    /// this server can read.
+    fn restore(
+        sh: &Shared,
+        id: &str,
+        record: &StoredSession,
+        owner: Option<Owner>,
+    ) -> Option<Self> {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Client {
+            client_info: Option<Implementation>,
+            #[serde(default)]
+            capabilities: ClientCapabilities,
+        }
+        let version = record.version.parse::<ProtocolVersion>().ok()?;
+        let client: Client = serde_json::from_str(&record.client).ok()?;
+        let session = HttpSession::new(
+            id.to_owned(),
+            &sh.stop,
+            log_limits(sh),
+            owner,
+            sh.sessions.store.as_ref(),
+        );
+        session
+            .engine
+            .negotiate(crate::server::Negotiated {
+                version,
+                client_info: client.client_info.map(Arc::new),
+                capabilities: Arc::new(client.capabilities),
+            })
+            .then_some(())?;
+        sh.server
+            .apply_session_state(&session.engine, &record.state);
+        *lock(&session.saved) = record.state.clone();
+        Some(session)
     }
 
     /// 2025-11-25 clients expect each stream to open with a primed event id.
@@ -109,14 +225,40 @@ impl HttpSession {
         self.engine.in_flight() > 0 || self.standalone.is_attached()
     }
 
-    /// A new POST stream, registered for replay.
-    fn open_stream(&self) -> Arc<StreamLog> {
-        let log = StreamLog::new(
-            self.next_stream.fetch_add(1, Ordering::Relaxed),
-            self.limits.clone(),
-        );
-        let mut streams = self.streams.lock().unwrap_or_else(PoisonError::into_inner);
-        streams.push_back(Arc::clone(&log));
+    /// A new POST stream, registered for replay: numbered by the store if there is one
+    /// (numbers are then unique across instances), else here.
+    async fn open_stream(&self) -> Arc<StreamLog> {
+        let shared = match &self.mirror {
+            Some(m) => match m.store.open_stream(&self.id).await {
+                Ok(n) => Some(n),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot number a stream in the session store: it can be resumed on this instance only");
+                    None
+                }
+            },
+            None => None,
+        };
+        let log = match shared {
+            Some(n) => StreamLog::new(n, self.limits.clone(), self.mirror.clone()),
+            None => {
+                let n = self.next_stream.fetch_add(1, Ordering::Relaxed);
+                let n = if self.mirror.is_some() {
+                    LOCAL_STREAMS + n
+                } else {
+                    n
+                };
+                StreamLog::new(n, self.limits.clone(), None)
+            }
+        };
+        self.keep_stream(Arc::clone(&log));
+        log
+    }
+
+    /// Registers a stream for replay, forgetting the oldest finished ones beyond
+    /// [`RETAINED_STREAMS`].
+    fn keep_stream(&self, log: Arc<StreamLog>) {
+        let mut streams = lock(&self.streams);
+        streams.push_back(log);
         // Forget the oldest finished streams beyond the retention bound.
         let mut finished = streams.iter().filter(|s| s.is_closed()).count();
         while finished > RETAINED_STREAMS {
@@ -128,16 +270,13 @@ impl HttpSession {
                 None => break,
             }
         }
-        log
     }
 
     fn stream(&self, n: u64) -> Option<Arc<StreamLog>> {
         if n == 0 {
             return Some(Arc::clone(&self.standalone));
         }
-        self.streams
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        lock(&self.streams)
             .iter()
             .find(|s| s.stream() == n)
             .cloned()
@@ -147,25 +286,37 @@ impl HttpSession {
         self.ended.cancel();
         self.engine.cancel_all();
         self.standalone.close();
-        for s in self
-            .streams
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-        {
+        for s in lock(&self.streams).iter() {
             s.close();
         }
     }
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn log_limits(sh: &Shared) -> LogLimits {
+    LogLimits {
+        max_events: sh.config.replay_events.max(1),
+        max_bytes: sh.config.replay_bytes,
+        budget: Arc::clone(&sh.replay_budget),
+    }
+}
+
 impl Sessions {
-    pub(super) fn new(max: usize, idle: Duration) -> Self {
+    pub(super) fn new(max: usize, idle: Duration, store: Option<Arc<dyn SessionStore>>) -> Self {
         Sessions {
             map: RwLock::new(HashMap::new()),
             epoch: Instant::now(),
             max: max.max(1),
             idle,
+            store,
         }
+    }
+
+    pub(super) fn store(&self) -> Option<&Arc<dyn SessionStore>> {
+        self.store.as_ref()
     }
 
     fn now_ms(&self) -> u64 {
@@ -188,11 +339,38 @@ impl Sessions {
         Some(Arc::clone(s))
     }
 
-    /// Registers a session, making room at the cap; `false` if every session is busy.
-    fn insert(&self, session: Arc<HttpSession>) -> bool {
+    /// The copies to reload: `id`'s, or all of them.
+    fn copies(&self, id: Option<&str>) -> Vec<Arc<HttpSession>> {
+        let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
+        match id {
+            Some(id) => map.get(id).cloned().into_iter().collect(),
+            None => map.values().cloned().collect(),
+        }
+    }
+
+    /// Whether the store's copy of `s` should be touched (and checked) now: a few times
+    /// per idle period, so that it outlives every use.
+    fn touch_due(&self, s: &HttpSession) -> bool {
+        let now = self.now_ms();
+        let every = u64::try_from((self.idle / 8).as_millis()).unwrap_or(u64::MAX);
+        let last = s.touched_ms.load(Ordering::Relaxed);
+        if now.saturating_sub(last) < every {
+            return false;
+        }
+        s.touched_ms.store(now, Ordering::Relaxed);
+        true
+    }
+
+    /// Registers a session, making room at the cap; the session registered under its
+    /// id (an earlier copy wins), or `None` if every session is busy.
+    fn insert(&self, session: Arc<HttpSession>) -> Option<Arc<HttpSession>> {
         let now = self.now_ms();
         session.last_used_ms.store(now, Ordering::Relaxed);
+        session.touched_ms.store(now, Ordering::Relaxed);
         let mut map = self.map.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(existing) = map.get(&session.id) {
+            return Some(Arc::clone(existing));
+        }
         if map.len() >= self.max {
             self.expire_locked(&mut map, now);
         }
@@ -207,13 +385,14 @@ impl Sessions {
                     tracing::info!("session cap reached: ended the least recently used session");
                     old.end();
                 }
-                None => return false,
+                None => return None,
             }
         }
-        map.insert(Arc::clone(&session.id), session);
-        true
+        map.insert(Arc::clone(&session.id), Arc::clone(&session));
+        Some(session)
     }
 
+    /// Ends this instance's copy of a session.
     fn remove(&self, id: &str) {
         let removed = self
             .map
@@ -225,10 +404,27 @@ impl Sessions {
         }
     }
 
+    /// Ends idle sessions; with a store, also keeps the stored copies of busy ones alive
+    /// (a GET stream can stay open longer than the idle period).
     pub(super) fn expire(&self) {
         let now = self.now_ms();
         let mut map = self.map.write().unwrap_or_else(PoisonError::into_inner);
         self.expire_locked(&mut map, now);
+        let Some(store) = &self.store else { return };
+        let busy: Vec<String> = map
+            .values()
+            .filter(|s| s.busy())
+            .map(|s| s.id.to_string())
+            .collect();
+        drop(map);
+        if let (false, Ok(rt)) = (busy.is_empty(), tokio::runtime::Handle::try_current()) {
+            let store = Arc::clone(store);
+            rt.spawn(async move {
+                if let Err(e) = store.touch(&busy).await {
+                    tracing::debug!(error = %e, "cannot keep busy sessions alive in the store");
+                }
+            });
+        }
     }
 
     fn expire_locked(&self, map: &mut HashMap<Arc<str>, Arc<HttpSession>>, now: u64) {
@@ -252,10 +448,31 @@ impl Sessions {
     }
 }
 
+fn unknown_session() -> Response {
+    rejection(
+        StatusCode::NOT_FOUND,
+        ErrorCode::INVALID_REQUEST,
+        "unknown or ended session: send initialize again",
+    )
+}
+
+fn store_unavailable(what: &str) -> Response {
+    let mut res = rejection(
+        StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::INTERNAL_ERROR,
+        format!("{what}: the session store is unavailable; retry later"),
+    );
+    res.headers_mut()
+        .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    res
+}
+
 /// The session the request names, if it exists and belongs to `owner`; another
-/// identity's session answers exactly like an unknown one.
-fn session_of(
-    sh: &Shared,
+/// identity's session answers exactly like an unknown one. With a store, a session this
+/// instance has not seen yet is loaded from it, and a known one is checked against it
+/// now and then (DELETE and expiry elsewhere end it here too).
+async fn session_of(
+    sh: &Arc<Shared>,
     headers: &HeaderMap,
     owner: Option<Owner>,
 ) -> Result<Arc<HttpSession>, Response> {
@@ -266,17 +483,116 @@ fn session_of(
             "missing Mcp-Session-Id header: send initialize first",
         ));
     };
-    id.to_str()
-        .ok()
-        .and_then(|id| sh.sessions.get(id))
-        .filter(|s| s.owner == owner)
-        .ok_or_else(|| {
-            rejection(
-                StatusCode::NOT_FOUND,
-                ErrorCode::INVALID_REQUEST,
-                "unknown or ended session: send initialize again",
-            )
-        })
+    let Ok(id) = id.to_str() else {
+        return Err(unknown_session());
+    };
+    if let Some(s) = sh.sessions.get(id) {
+        if s.owner != owner {
+            return Err(unknown_session());
+        }
+        if let Some(store) = sh.sessions.store()
+            && sh.sessions.touch_due(&s)
+        {
+            match store.touch(&[id.to_owned()]).await {
+                Ok(alive) if alive.first() == Some(&false) => {
+                    sh.sessions.remove(id);
+                    return Err(unknown_session());
+                }
+                Ok(_) => {}
+                // Redis away: this instance's copy serves on.
+                Err(e) => tracing::debug!(error = %e, "cannot check a session in the store"),
+            }
+        }
+        return Ok(s);
+    }
+    let Some(store) = sh.sessions.store() else {
+        return Err(unknown_session());
+    };
+    if !plausible_id(id) {
+        return Err(unknown_session());
+    }
+    let record = match store.load(id, true).await {
+        Ok(Some(r)) if r.owner == owner_hex(owner) => r,
+        Ok(_) => return Err(unknown_session()),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot load a session from the store");
+            return Err(store_unavailable("cannot load the session"));
+        }
+    };
+    let Some(session) = HttpSession::restore(sh, id, &record, owner) else {
+        tracing::warn!("a stored session could not be read: treated as unknown");
+        return Err(unknown_session());
+    };
+    match sh.sessions.insert(Arc::new(session)) {
+        Some(s) => Ok(s),
+        None => Err(too_many_sessions()),
+    }
+}
+
+fn too_many_sessions() -> Response {
+    let mut res = rejection(
+        StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::INTERNAL_ERROR,
+        "too many sessions are active; retry later",
+    );
+    res.headers_mut()
+        .insert(http::header::RETRY_AFTER, HeaderValue::from_static("5"));
+    res
+}
+
+/// Records what the last request changed in the session (initialized, log level,
+/// subscriptions) in the store, before the request is answered, so that the client's
+/// next request sees it wherever it lands.
+async fn persist(sh: &Shared, session: &HttpSession) {
+    let Some(store) = sh.sessions.store() else {
+        return;
+    };
+    let now = Server::session_state(&session.engine);
+    let before = lock(&session.saved).clone();
+    if now == before {
+        return;
+    }
+    match store.save(&session.id, &before, &now).await {
+        Ok(()) => *lock(&session.saved) = now,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot record a session change in the store: other instances do not see it yet");
+        }
+    }
+}
+
+/// Another instance changed session `id` (all sessions for `None`): reload the copies
+/// this instance has.
+pub(super) fn reload(sh: &Arc<Shared>, id: Option<&str>) {
+    let copies = sh.sessions.copies(id);
+    let Some(store) = sh.sessions.store().cloned() else {
+        return;
+    };
+    if copies.is_empty() {
+        return;
+    }
+    let sh = Arc::clone(sh);
+    tokio::spawn(async move {
+        for s in copies {
+            match store.load(&s.id, false).await {
+                Ok(None) => {
+                    tracing::debug!(session = %s.id, "session ended on another instance");
+                    sh.sessions.remove(&s.id);
+                }
+                Ok(Some(record)) => {
+                    sh.server.apply_session_state(&s.engine, &record.state);
+                    *lock(&s.saved) = record.state;
+                    if record.holder.as_deref() != Some(store.instance())
+                        && !s.standalone.is_muted()
+                    {
+                        // The client reads its GET stream from another instance now.
+                        s.standalone.mute(true);
+                        s.standalone.detach();
+                    }
+                }
+                Err(e) => tracing::debug!(error = %e, "cannot reload a session"),
+            }
+        }
+    });
 }
 
 /// A POST of the 2025 revisions.
@@ -295,7 +611,7 @@ pub(super) async fn post(
     if let Message::Request(r) = &message
         && r.method == Initialize::NAME
     {
-        return initialize(sh, message, owner);
+        return initialize(sh, message, owner).await;
     }
     // A 2026-07-28 request (its `_meta` says so) is never served inside a legacy
     // session, where it would escape the modern path's caps on streams and its
@@ -311,7 +627,7 @@ pub(super) async fn post(
             ),
         );
     }
-    let session = match session_of(sh, headers, owner) {
+    let session = match session_of(sh, headers, owner).await {
         Ok(s) => s,
         Err(refusal) => return refusal,
     };
@@ -339,14 +655,23 @@ pub(super) async fn post(
         .handle_decoded(&session.engine, message, &notifier);
     drop(notifier);
     match handled {
-        Handled::None => status_only(StatusCode::ACCEPTED),
-        Handled::Reply(reply) => reply_response(StatusCode::OK, reply),
+        Handled::None => {
+            persist(sh, &session).await;
+            status_only(StatusCode::ACCEPTED)
+        }
+        Handled::Reply(reply) => {
+            persist(sh, &session).await;
+            reply_response(StatusCode::OK, reply)
+        }
         Handled::Pending(fut) => match settle(fut, notes).await {
-            Settled::Json(Some(reply)) => reply_response(StatusCode::OK, reply),
+            Settled::Json(Some(reply)) => {
+                persist(sh, &session).await;
+                reply_response(StatusCode::OK, reply)
+            }
             // Cancelled by the client: the stream ends without a response.
             Settled::Json(None) => sse_response(futures_util::stream::empty()),
             Settled::Stream(events) => {
-                let log = session.open_stream();
+                let log = session.open_stream().await;
                 let Some(reader) = log.attach() else {
                     return status_only(StatusCode::INTERNAL_SERVER_ERROR);
                 };
@@ -354,6 +679,7 @@ pub(super) async fn post(
                 // wait in the log for a `Last-Event-ID` resumption.
                 let writer = Arc::clone(&log);
                 let ended = session.ended.clone();
+                let (sh2, session2) = (Arc::clone(sh), Arc::clone(&session));
                 tokio::spawn(async move {
                     let events = events.into_stream();
                     tokio::pin!(events);
@@ -367,6 +693,7 @@ pub(super) async fn post(
                             },
                         }
                     }
+                    persist(&sh2, &session2).await;
                     writer.close();
                 });
                 sse_response(sse::follow(
@@ -384,13 +711,14 @@ pub(super) async fn post(
     }
 }
 
-fn initialize(sh: &Arc<Shared>, message: Message<'_>, owner: Option<Owner>) -> Response {
-    let limits = LogLimits {
-        max_events: sh.config.replay_events.max(1),
-        max_bytes: sh.config.replay_bytes,
-        budget: Arc::clone(&sh.replay_budget),
-    };
-    let session = Arc::new(HttpSession::new(&sh.stop, limits, owner));
+async fn initialize(sh: &Arc<Shared>, message: Message<'_>, owner: Option<Owner>) -> Response {
+    let session = Arc::new(HttpSession::new(
+        fresh_id(),
+        &sh.stop,
+        log_limits(sh),
+        owner,
+        sh.sessions.store(),
+    ));
     let Handled::Reply(reply) =
         sh.server
             .handle_decoded(&session.engine, message, &Notifier::discard())
@@ -403,15 +731,17 @@ fn initialize(sh: &Arc<Shared>, message: Message<'_>, owner: Option<Owner>) -> R
         return reply_response(StatusCode::OK, reply);
     }
     let id = Arc::clone(&session.id);
-    if !sh.sessions.insert(session) {
-        let mut res = rejection(
-            StatusCode::SERVICE_UNAVAILABLE,
-            ErrorCode::INTERNAL_ERROR,
-            "too many sessions are active; retry later",
-        );
-        res.headers_mut()
-            .insert(http::header::RETRY_AFTER, HeaderValue::from_static("5"));
-        return res;
+    let record = session.record();
+    let Some(session) = sh.sessions.insert(session) else {
+        return too_many_sessions();
+    };
+    if let (Some(store), Some(record)) = (sh.sessions.store(), record) {
+        *lock(&session.saved) = record.state.clone();
+        if let Err(e) = store.create(&id, &record).await {
+            tracing::warn!(error = %e, "cannot record a new session in the store");
+            sh.sessions.remove(&id);
+            return store_unavailable("cannot start a session");
+        }
     }
     let mut res = reply_response(StatusCode::OK, reply);
     if let Ok(v) = HeaderValue::from_str(&id) {
@@ -420,8 +750,110 @@ fn initialize(sh: &Arc<Shared>, message: Message<'_>, owner: Option<Owner>) -> R
     res
 }
 
+/// Makes this instance the holder of the session's standalone stream. Taking it over
+/// from another instance, it replays the stored events after `after` (a resumption),
+/// continues their numbering, and re-announces every subscription (notifications may
+/// have been lost with the previous holder).
+async fn hold(session: &HttpSession, after: Option<u64>) {
+    let Some(m) = &session.mirror else {
+        return;
+    };
+    match m.store.claim(&session.id).await {
+        Ok((previous, last)) => {
+            let here = previous.as_deref() == Some(m.store.instance());
+            if here && !session.standalone.is_muted() {
+                return;
+            }
+            // Notifications may have been lost only if another instance held it.
+            let moved = previous.is_some() && !here;
+            let events = match after {
+                Some(after) => match m.store.read(&session.id, 0, after).await {
+                    Ok(tail) => tail.events,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot read a stored stream: its missed events are re-announced instead");
+                        Vec::new()
+                    }
+                },
+                None => Vec::new(),
+            };
+            session.standalone.seed(events, last);
+            session.standalone.mute(false);
+            if moved {
+                Server::resync_session(&session.engine);
+            }
+        }
+        Err(e) => {
+            // Redis away: serve the stream from this instance's copy.
+            tracing::warn!(error = %e, "cannot claim a session's stream in the store");
+            session.standalone.mute(false);
+        }
+    }
+}
+
+/// A POST stream another instance writes (or wrote), followed from the store.
+async fn stored_stream(
+    sh: &Arc<Shared>,
+    session: &Arc<HttpSession>,
+    stream: u64,
+    after: u64,
+) -> Result<Option<Arc<StreamLog>>, Response> {
+    let Some(m) = session.mirror.clone() else {
+        return Ok(None);
+    };
+    let tail = match m.store.read(&session.id, stream, after).await {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read a stored stream");
+            return Err(store_unavailable("cannot resume the stream"));
+        }
+    };
+    if !tail.known {
+        return Ok(None);
+    }
+    let log = StreamLog::new(stream, log_limits(sh), None);
+    let mut last = after;
+    if let Some((seq, _)) = tail.events.last() {
+        last = *seq;
+    }
+    log.seed(tail.events, after);
+    session.keep_stream(Arc::clone(&log));
+    if tail.ended || !tail.writer_alive {
+        log.close();
+        return Ok(Some(log));
+    }
+    let (follower, ended) = (Arc::clone(&log), session.ended.clone());
+    let id = Arc::clone(&session.id);
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = ended.cancelled() => break,
+                () = tokio::time::sleep(FOLLOW_EVERY) => {}
+            }
+            match m.store.read(&id, stream, last).await {
+                Ok(tail) => {
+                    if let Some((seq, _)) = tail.events.last() {
+                        last = *seq;
+                    }
+                    follower.extend(tail.events);
+                    if tail.ended || !tail.writer_alive {
+                        if !tail.ended {
+                            tracing::info!(
+                                "the instance running a resumed request is gone: its stream ends"
+                            );
+                        }
+                        break;
+                    }
+                }
+                Err(e) => tracing::debug!(error = %e, "cannot follow a stored stream"),
+            }
+        }
+        follower.close();
+    });
+    Ok(Some(log))
+}
+
 /// GET: the standalone stream, or the resumption of any stream of the session.
-pub(super) fn get(sh: &Arc<Shared>, headers: &HeaderMap, owner: Option<Owner>) -> Response {
+pub(super) async fn get(sh: &Arc<Shared>, headers: &HeaderMap, owner: Option<Owner>) -> Response {
     if !checks::accepts(headers.get(http::header::ACCEPT), "text", "event-stream") {
         return rejection(
             StatusCode::NOT_ACCEPTABLE,
@@ -436,7 +868,7 @@ pub(super) fn get(sh: &Arc<Shared>, headers: &HeaderMap, owner: Option<Owner>) -
             format!("unsupported MCP-Protocol-Version {v:?}"),
         );
     }
-    let session = match session_of(sh, headers, owner) {
+    let session = match session_of(sh, headers, owner).await {
         Ok(s) => s,
         Err(refusal) => return refusal,
     };
@@ -447,20 +879,36 @@ pub(super) fn get(sh: &Arc<Shared>, headers: &HeaderMap, owner: Option<Owner>) -
         .get(LAST_EVENT_ID)
         .map(|v| v.to_str().ok().and_then(sse::parse_event_id));
     let (log, after) = match resume {
-        None => (
-            Arc::clone(&session.standalone),
-            session.standalone.last_seq(),
-        ),
-        Some(Some((stream, seq))) => match session.stream(stream) {
-            Some(log) => (log, seq),
-            None => {
-                return rejection(
-                    StatusCode::BAD_REQUEST,
-                    ErrorCode::INVALID_REQUEST,
-                    "the stream of that Last-Event-ID is no longer available",
-                );
+        None => {
+            hold(&session, None).await;
+            (
+                Arc::clone(&session.standalone),
+                session.standalone.last_seq(),
+            )
+        }
+        Some(Some((0, seq))) => {
+            hold(&session, Some(seq)).await;
+            (Arc::clone(&session.standalone), seq)
+        }
+        Some(Some((stream, seq))) => {
+            let log = match session.stream(stream) {
+                Some(log) => Some(log),
+                None => match stored_stream(sh, &session, stream, seq).await {
+                    Ok(log) => log,
+                    Err(refusal) => return refusal,
+                },
+            };
+            match log {
+                Some(log) => (log, seq),
+                None => {
+                    return rejection(
+                        StatusCode::BAD_REQUEST,
+                        ErrorCode::INVALID_REQUEST,
+                        "the stream of that Last-Event-ID is no longer available",
+                    );
+                }
             }
-        },
+        }
         Some(None) => {
             return rejection(
                 StatusCode::BAD_REQUEST,
@@ -499,13 +947,22 @@ pub(super) fn get(sh: &Arc<Shared>, headers: &HeaderMap, owner: Option<Owner>) -
     sse_response(super::holding(body, permit))
 }
 
-/// DELETE: ends the session.
-pub(super) fn delete(sh: &Arc<Shared>, headers: &HeaderMap, owner: Option<Owner>) -> Response {
-    let session = match session_of(sh, headers, owner) {
+/// DELETE: ends the session, on every instance.
+pub(super) async fn delete(
+    sh: &Arc<Shared>,
+    headers: &HeaderMap,
+    owner: Option<Owner>,
+) -> Response {
+    let session = match session_of(sh, headers, owner).await {
         Ok(s) => s,
         Err(refusal) => return refusal,
     };
     sh.sessions.remove(&session.id);
+    if let Some(store) = sh.sessions.store()
+        && let Err(e) = store.delete(&session.id).await
+    {
+        tracing::warn!(error = %e, "cannot delete a session from the store: it ends when it expires there");
+    }
     tracing::debug!(session = %session.id, "session ended by the client");
     status_only(StatusCode::NO_CONTENT)
 }

@@ -186,8 +186,12 @@ impl HttpService {
         } else {
             config.allowed_origins.clone()
         };
-        let sessions = legacy::Sessions::new(config.max_sessions, config.session_idle);
-        HttpService {
+        let sessions = legacy::Sessions::new(
+            config.max_sessions,
+            config.session_idle,
+            server.session_store(config.session_idle),
+        );
+        let service = HttpService {
             shared: Arc::new(Shared {
                 server: server.clone(),
                 hosts: checks::Allowlist::new(hosts),
@@ -198,7 +202,16 @@ impl HttpService {
                 streams: Arc::new(tokio::sync::Semaphore::new(config.max_streams.max(1))),
                 config,
             }),
+        };
+        if let Some(store) = service.shared.sessions.store() {
+            let shared = Arc::downgrade(&service.shared);
+            store.on_change(Box::new(move |id| {
+                if let Some(sh) = shared.upgrade() {
+                    legacy::reload(&sh, id);
+                }
+            }));
         }
+        service
     }
 
     /// The routes: the MCP endpoint and, with authentication, the protected-resource
@@ -332,11 +345,11 @@ async fn endpoint(State(sh): State<Arc<Shared>>, req: Request) -> Response {
         Method::POST => sh.post(req, owner).await,
         Method::GET => match era_of(req.headers()) {
             HeaderVersion::Modern(_) => method_not_allowed(),
-            _ => legacy::get(&sh, req.headers(), owner),
+            _ => legacy::get(&sh, req.headers(), owner).await,
         },
         Method::DELETE => match era_of(req.headers()) {
             HeaderVersion::Modern(_) => method_not_allowed(),
-            _ => legacy::delete(&sh, req.headers(), owner),
+            _ => legacy::delete(&sh, req.headers(), owner).await,
         },
         _ => method_not_allowed(),
     }

@@ -15,6 +15,9 @@
 //! - At most one reader follows a log at a time; a resumption takes the log over from a
 //!   reader whose connection has not been seen to drop yet.
 //! - Pushing never blocks; readers wait on a [`Notify`] without missing a wake-up.
+//! - With a [`SessionStore`], a log's events are also written there ([`Mirror`]), with
+//!   the same bounds, so that another instance can resume the stream; a muted log (the
+//!   standalone stream of a session another instance holds) takes no events.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -27,7 +30,15 @@ use futures_util::Stream;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use crate::bus::{SessionStore, StoredEvent};
 use crate::context::NotificationSink;
+
+/// Where a log's events are also written: the session's shared replay log.
+#[derive(Clone)]
+pub(super) struct Mirror {
+    pub(super) store: Arc<dyn SessionStore>,
+    pub(super) session: Arc<str>,
+}
 
 /// One `data:` event without an id, as three chunks around `json` (not copied).
 pub(super) fn frame_parts(json: Bytes) -> [Bytes; 3] {
@@ -72,6 +83,9 @@ pub(super) struct LogLimits {
 /// The events of one stream, kept for replay.
 pub(super) struct StreamLog {
     stream: u64,
+    mirror: Option<Mirror>,
+    /// Takes no events: another instance writes this stream.
+    muted: AtomicBool,
     state: Mutex<LogState>,
     changed: Notify,
     attached: AtomicBool,
@@ -120,9 +134,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl StreamLog {
-    pub(super) fn new(stream: u64, limits: LogLimits) -> Arc<StreamLog> {
+    pub(super) fn new(stream: u64, limits: LogLimits, mirror: Option<Mirror>) -> Arc<StreamLog> {
         Arc::new(StreamLog {
             stream,
+            mirror,
+            muted: AtomicBool::new(false),
             state: Mutex::new(LogState {
                 events: VecDeque::new(),
                 bytes: 0,
@@ -160,7 +176,7 @@ impl StreamLog {
     /// Appends one message as an event.
     pub(super) fn push_message(&self, json: &[u8]) {
         let mut st = lock(&self.state);
-        if st.closed {
+        if st.closed || self.muted.load(Ordering::Acquire) {
             return;
         }
         let seq = st.next_seq;
@@ -175,7 +191,7 @@ impl StreamLog {
             .budget
             .used
             .fetch_add(frame.len(), Ordering::Relaxed);
-        st.events.push_back((seq, frame));
+        st.events.push_back((seq, frame.clone()));
         while st.events.len() > 1
             && (st.events.len() > st.limits.max_events
                 || st.bytes > st.limits.max_bytes
@@ -183,14 +199,87 @@ impl StreamLog {
         {
             st.pop_oldest();
         }
+        if let Some(m) = &self.mirror {
+            m.store.append(StoredEvent {
+                session: m.session.to_string(),
+                stream: self.stream,
+                seq,
+                frame,
+                oldest: st.events.front().map_or(seq, |(s, _)| *s),
+            });
+        }
         drop(st);
         self.changed.notify_waiters();
     }
 
     /// No event follows; readers end after the last one.
     pub(super) fn close(&self) {
-        lock(&self.state).closed = true;
+        let mut st = lock(&self.state);
+        let newly = !std::mem::replace(&mut st.closed, true);
+        let last = st.next_seq - 1;
+        drop(st);
+        if let (true, Some(m)) = (newly && self.stream != 0, &self.mirror) {
+            m.store.end_stream(&m.session, self.stream, last);
+        }
         self.changed.notify_waiters();
+    }
+
+    /// Stops or resumes taking events (another instance holds the stream, or this one
+    /// again).
+    pub(super) fn mute(&self, muted: bool) {
+        self.muted.store(muted, Ordering::Release);
+    }
+
+    pub(super) fn is_muted(&self) -> bool {
+        self.muted.load(Ordering::Acquire)
+    }
+
+    /// Replaces the kept events with `events` (read back from the store) and continues
+    /// numbering after `last`, so that event ids stay unique across instances.
+    pub(super) fn seed(&self, events: Vec<(u64, Bytes)>, last: u64) {
+        let mut st = lock(&self.state);
+        while !st.events.is_empty() {
+            st.pop_oldest();
+        }
+        st.next_seq = st.next_seq.max(last + 1);
+        drop(st);
+        self.extend(events);
+    }
+
+    /// Appends events another instance framed and numbered (those not newer than the
+    /// last one kept are skipped).
+    pub(super) fn extend(&self, events: Vec<(u64, Bytes)>) {
+        if events.is_empty() {
+            return;
+        }
+        let mut st = lock(&self.state);
+        for (seq, frame) in events {
+            if seq < st.next_seq && st.events.back().is_some_and(|(s, _)| *s >= seq) {
+                continue;
+            }
+            st.next_seq = st.next_seq.max(seq + 1);
+            st.bytes += frame.len();
+            st.limits
+                .budget
+                .used
+                .fetch_add(frame.len(), Ordering::Relaxed);
+            st.events.push_back((seq, frame));
+        }
+        while st.events.len() > 1
+            && (st.events.len() > st.limits.max_events || st.bytes > st.limits.max_bytes)
+        {
+            st.pop_oldest();
+        }
+        drop(st);
+        self.changed.notify_waiters();
+    }
+
+    /// Stops the attached reader, if any (the client now reads elsewhere).
+    pub(super) fn detach(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.attached.store(false, Ordering::Release);
+        self.changed.notify_waiters();
+        self.room.notify_waiters();
     }
 
     pub(super) fn is_closed(&self) -> bool {
@@ -398,7 +487,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_reader_gets_events_after_its_cursor_then_ends_on_close() {
-        let log = StreamLog::new(4, limits());
+        let log = StreamLog::new(4, limits(), None);
         log.push_message(b"{\"a\":1}");
         log.push_message(b"{\"a\":2}");
         log.close();
@@ -411,7 +500,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_oldest_events_go_first_and_one_reader_at_a_time() {
-        let log = StreamLog::new(0, limits());
+        let log = StreamLog::new(0, limits(), None);
         for i in 0..5 {
             log.push_message(format!("{i}").as_bytes());
         }
@@ -427,7 +516,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_waiting_reader_wakes_for_new_events() {
-        let log = StreamLog::new(1, limits());
+        let log = StreamLog::new(1, limits(), None);
         let mut body = Box::pin(follow(log.attach().unwrap(), opts(0)));
         let pusher = Arc::clone(&log);
         tokio::spawn(async move {
@@ -444,7 +533,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_resumption_takes_the_log_over_from_a_stale_reader() {
-        let log = StreamLog::new(2, limits());
+        let log = StreamLog::new(2, limits(), None);
         let mut stale = Box::pin(follow(log.attach().unwrap(), opts(0)));
         let mut fresh = Box::pin(follow(log.take_over(), opts(0)));
         log.push_message(b"x");
@@ -465,7 +554,9 @@ mod tests {
             max_bytes: 1 << 20,
             budget: Arc::clone(&budget),
         };
-        let logs: Vec<_> = (0..4).map(|i| StreamLog::new(i, limits.clone())).collect();
+        let logs: Vec<_> = (0..4)
+            .map(|i| StreamLog::new(i, limits.clone(), None))
+            .collect();
         for _ in 0..20 {
             for log in &logs {
                 log.push_message(b"0123456789");
