@@ -32,7 +32,8 @@ pub use redis::{RedisBus, RedisBusError, RedisBusOptions};
 #[cfg(any(feature = "http", feature = "redis"))]
 pub(crate) use store::RETAINED_STREAMS;
 pub use store::{
-    SessionChanged, SessionState, SessionStore, StoreError, StoredEvent, StoredSession, StreamTail,
+    Claim, SessionChanged, SessionState, SessionStore, StoreError, StoredEvent, StoredSession,
+    StreamTail,
 };
 
 use crate::changes::Hub;

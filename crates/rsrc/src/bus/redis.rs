@@ -398,8 +398,10 @@ async fn subscribe(shared: Weak<Shared>) {
         if !first {
             tracing::info!("subscribed to Redis again: listeners are told to look again");
             sink.lost();
-            s.sessions_changed(None);
         }
+        // Shared sessions changed before the subscription was up (even the first: a
+        // session may have been created here meanwhile) are reloaded.
+        s.sessions_changed(None);
         first = false;
         warned = false;
         wait = MIN_BACKOFF;

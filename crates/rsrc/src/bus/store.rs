@@ -53,6 +53,21 @@ pub struct StoredSession {
     pub state: SessionState,
     /// The instance serving the session's standalone stream, if any.
     pub holder: Option<String>,
+    /// How many times the stream was claimed: a copy loaded before this instance's own
+    /// claim has a smaller number, and must not take the stream back from it.
+    pub claims: u64,
+}
+
+/// The outcome of [`SessionStore::claim`].
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct Claim {
+    /// The instance that held the stream before, if any.
+    pub previous: Option<String>,
+    /// The last sequence number of stream 0 in the store.
+    pub last: u64,
+    /// The claim's number ([`StoredSession::claims`] from now on).
+    pub number: u64,
 }
 
 impl StoredSession {
@@ -142,10 +157,8 @@ pub trait SessionStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<(), StoreError>>;
     /// Deletes the session and its logs, and tells the other instances.
     fn delete<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
-    /// Makes this instance the session's holder, and tells the other instances; the
-    /// previous holder and the last sequence number of stream 0.
-    fn claim<'a>(&'a self, id: &'a str)
-    -> BoxFuture<'a, Result<(Option<String>, u64), StoreError>>;
+    /// Makes this instance the session's holder, and tells the other instances.
+    fn claim<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Claim, StoreError>>;
     /// Numbers a new POST stream of the session, written by this instance. Only the most
     /// recent streams of a session are kept.
     fn open_stream<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<u64, StoreError>>;

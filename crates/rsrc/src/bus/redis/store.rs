@@ -20,7 +20,8 @@ use tokio::sync::mpsc;
 use super::{Out, Shared, connect};
 use crate::bus::RETAINED_STREAMS;
 use crate::bus::{
-    SessionChanged, SessionState, SessionStore, StoreError, StoredEvent, StoredSession, StreamTail,
+    Claim, SessionChanged, SessionState, SessionStore, StoreError, StoredEvent, StoredSession,
+    StreamTail,
 };
 use crate::provider::BoxFuture;
 
@@ -200,6 +201,7 @@ impl SessionStore for RedisSessions {
                     subscriptions: members,
                 },
                 holder: Some(field("holder")).filter(|h| !h.is_empty()),
+                claims: field("claims").parse().unwrap_or(0),
             }))
         })
     }
@@ -296,20 +298,18 @@ impl SessionStore for RedisSessions {
         })
     }
 
-    fn claim<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<(Option<String>, u64), StoreError>> {
+    fn claim<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Claim, StoreError>> {
         const CLAIM: &str = "if redis.call('exists', KEYS[1]) == 0 then return false end \
             local old = redis.call('hget', KEYS[1], 'holder') or '' \
             redis.call('hset', KEYS[1], 'holder', ARGV[1]) \
+            local number = redis.call('hincrby', KEYS[1], 'claims', 1) \
             local last = redis.call('xrevrange', KEYS[2], '+', '-', 'COUNT', 1) \
             local top = '0-0' \
             if last[1] then top = last[1][1] end \
-            return {old, top}";
+            return {old, top, number}";
         Box::pin(async move {
             let key = self.key(id);
-            let got: Option<(String, String)> = self
+            let got: Option<(String, String, u64)> = self
                 .with(async |c| {
                     redis::Script::new(CLAIM)
                         .key(&key)
@@ -319,12 +319,15 @@ impl SessionStore for RedisSessions {
                         .await
                 })
                 .await?;
-            let Some((old, top)) = got else {
+            let Some((old, top, number)) = got else {
                 return Err(StoreError("the session no longer exists".into()));
             };
             self.announce(id);
-            let last = seq_of(&top).map_or(0, |(s, _)| s);
-            Ok((Some(old).filter(|o| !o.is_empty()), last))
+            Ok(Claim {
+                previous: Some(old).filter(|o| !o.is_empty()),
+                last: seq_of(&top).map_or(0, |(s, _)| s),
+                number,
+            })
         })
     }
 

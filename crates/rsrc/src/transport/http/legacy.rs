@@ -25,8 +25,8 @@
 //! bounded and expires as above; the store's record expires after `idle` unused.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use axum::response::Response;
@@ -36,6 +36,7 @@ use http::{HeaderMap, HeaderValue, StatusCode};
 use rsrc_protocol::ProtocolVersion;
 use rsrc_protocol::jsonrpc::{self, ErrorCode, Message};
 use rsrc_protocol::methods::{Initialize, Method as _};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::auth::Owner;
@@ -53,6 +54,8 @@ use rsrc_protocol::lifecycle::ClientCapabilities;
 /// How often a shared session's stored copy is polled for new events of a POST stream
 /// that another instance writes.
 const FOLLOW_EVERY: Duration = Duration::from_millis(200);
+/// Session reloads waiting; beyond, every copy is reloaded.
+const RELOAD_QUEUE: usize = 1024;
 /// Local stream numbers used when the store cannot number a stream (never shared).
 const LOCAL_STREAMS: u64 = 1 << 48;
 
@@ -64,6 +67,10 @@ pub(super) struct Sessions {
     idle: Duration,
     /// Shared with the other instances, if the server's bus holds sessions.
     store: Option<Arc<dyn SessionStore>>,
+    /// Sessions to reload, one at a time ([`reload`]); started with the first.
+    reloads: OnceLock<mpsc::Sender<Option<String>>>,
+    /// The queue overflowed: reload every copy.
+    reload_all: AtomicBool,
 }
 
 impl std::fmt::Debug for Sessions {
@@ -97,6 +104,8 @@ pub(super) struct HttpSession {
     saved: Mutex<SessionState>,
     /// When the store's copy was last touched, in [`Sessions`] milliseconds.
     touched_ms: AtomicU64,
+    /// The number of this instance's last claim of the GET stream (0: none).
+    claimed: AtomicU64,
 }
 
 impl std::fmt::Debug for HttpSession {
@@ -159,6 +168,7 @@ impl HttpSession {
             mirror,
             saved: Mutex::new(SessionState::default()),
             touched_ms: AtomicU64::new(0),
+            claimed: AtomicU64::new(0),
         }
     }
 
@@ -312,6 +322,8 @@ impl Sessions {
             max: max.max(1),
             idle,
             store,
+            reloads: OnceLock::new(),
+            reload_all: AtomicBool::new(false),
         }
     }
 
@@ -523,9 +535,29 @@ async fn session_of(
         tracing::warn!("a stored session could not be read: treated as unknown");
         return Err(unknown_session());
     };
-    match sh.sessions.insert(Arc::new(session)) {
-        Some(s) => Ok(s),
-        None => Err(too_many_sessions()),
+    let Some(session) = sh.sessions.insert(Arc::new(session)) else {
+        return Err(too_many_sessions());
+    };
+    // A change announced between the load and the insertion found no copy here to
+    // reload: reload once more (after any reload already queued).
+    reload(sh, Some(id));
+    Ok(session)
+}
+
+/// Brings this instance's copy of a session to the stored state.
+fn apply_record(sh: &Shared, s: &HttpSession, record: StoredSession) {
+    sh.server.apply_session_state(&s.engine, &record.state);
+    *lock(&s.saved) = record.state;
+    let held_here = sh
+        .sessions
+        .store()
+        .is_some_and(|st| record.holder.as_deref() == Some(st.instance()));
+    // A record loaded before this instance's own claim says nothing about it.
+    let newer = record.claims > s.claimed.load(Ordering::Acquire);
+    if !held_here && newer && !s.standalone.is_muted() {
+        // The client reads its GET stream from another instance now.
+        s.standalone.mute(true);
+        s.standalone.detach();
     }
 }
 
@@ -561,38 +593,40 @@ async fn persist(sh: &Shared, session: &HttpSession) {
 }
 
 /// Another instance changed session `id` (all sessions for `None`): reload the copies
-/// this instance has.
+/// this instance has. Reloads run one at a time, in the order asked, so that an older
+/// state never overwrites a newer one.
 pub(super) fn reload(sh: &Arc<Shared>, id: Option<&str>) {
-    let copies = sh.sessions.copies(id);
-    let Some(store) = sh.sessions.store().cloned() else {
-        return;
-    };
-    if copies.is_empty() {
+    if sh.sessions.store.is_none() || id.is_some_and(|id| sh.sessions.copies(Some(id)).is_empty()) {
         return;
     }
-    let sh = Arc::clone(sh);
-    tokio::spawn(async move {
-        for s in copies {
+    let queue = sh.sessions.reloads.get_or_init(|| {
+        let (tx, rx) = mpsc::channel(RELOAD_QUEUE);
+        tokio::spawn(reloader(Arc::downgrade(sh), rx));
+        tx
+    });
+    if queue.try_send(id.map(str::to_owned)).is_err() {
+        sh.sessions.reload_all.store(true, Ordering::Release);
+    }
+}
+
+async fn reloader(sh: Weak<Shared>, mut queue: mpsc::Receiver<Option<String>>) {
+    while let Some(id) = queue.recv().await {
+        let Some(sh) = sh.upgrade() else { return };
+        let Some(store) = sh.sessions.store().cloned() else {
+            return;
+        };
+        let all = sh.sessions.reload_all.swap(false, Ordering::AcqRel);
+        for s in sh.sessions.copies(if all { None } else { id.as_deref() }) {
             match store.load(&s.id, false).await {
                 Ok(None) => {
                     tracing::debug!(session = %s.id, "session ended on another instance");
                     sh.sessions.remove(&s.id);
                 }
-                Ok(Some(record)) => {
-                    sh.server.apply_session_state(&s.engine, &record.state);
-                    *lock(&s.saved) = record.state;
-                    if record.holder.as_deref() != Some(store.instance())
-                        && !s.standalone.is_muted()
-                    {
-                        // The client reads its GET stream from another instance now.
-                        s.standalone.mute(true);
-                        s.standalone.detach();
-                    }
-                }
+                Ok(Some(record)) => apply_record(&sh, &s, record),
                 Err(e) => tracing::debug!(error = %e, "cannot reload a session"),
             }
         }
-    });
+    }
 }
 
 /// A POST of the 2025 revisions.
@@ -759,7 +793,9 @@ async fn hold(session: &HttpSession, after: Option<u64>) {
         return;
     };
     match m.store.claim(&session.id).await {
-        Ok((previous, last)) => {
+        Ok(claim) => {
+            session.claimed.fetch_max(claim.number, Ordering::AcqRel);
+            let (previous, last) = (claim.previous, claim.last);
             let here = previous.as_deref() == Some(m.store.instance());
             if here && !session.standalone.is_muted() {
                 return;
