@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use cluster::{Cluster, script};
-use rsrc_testkit::SseStream;
+use rsrc_testkit::{HttpPeer, SseStream};
 use serde_json::{Value, json};
 
 /// The methods and URIs of the notifications `stream` delivers within `wait`, until
@@ -189,4 +189,163 @@ async fn without_redis_reads_go_on_and_listeners_hear_list_changed_once_it_is_ba
     .await;
     assert!(has(&got, LIST_CHANGED, ""), "{got:?}");
     assert!(has(&got, UPDATED, "file:///a.txt"), "{got:?}");
+}
+
+/// A 2025-11-25 client of session `sid`, speaking to the instance at `addr`.
+fn legacy_at(addr: SocketAddr, sid: &str) -> HttpPeer {
+    let mut p = HttpPeer::new(addr);
+    p.set_session(Some(sid.to_owned()));
+    p
+}
+
+async fn legacy_call(peer: &mut HttpPeer, method: &str, params: Value) -> Value {
+    let id = peer.next_id();
+    let res = peer
+        .post(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+        .await;
+    assert_eq!(res.status, 200, "{method}: {:?}", res.messages);
+    res.json().clone()
+}
+
+async fn legacy_get(peer: &HttpPeer, last_event_id: Option<&str>) -> SseStream {
+    let host = peer.host();
+    let sid = peer.session().unwrap().to_owned();
+    let mut h = vec![
+        ("host", host.as_str()),
+        ("accept", "text/event-stream"),
+        ("mcp-session-id", sid.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    if let Some(id) = last_event_id {
+        h.push(("last-event-id", id));
+    }
+    let s = peer.open("GET", &h, b"").await;
+    assert_eq!(s.status, 200);
+    s
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_session_works_with_every_post_on_another_instance_and_resumes_after_its_holder_is_killed()
+ {
+    let c = Cluster::start(0);
+    let watchers = [
+        c.lease_holder("file:///").await,
+        c.lease_holder("db://shop").await,
+    ];
+    // The GET stream goes to an instance that watches neither source, which is then
+    // killed: no watch moves, and the resumption is the only thing tested.
+    let holder = c.pids.iter().position(|p| !watchers.contains(p)).unwrap();
+    let others: Vec<SocketAddr> = (0..3)
+        .filter(|&i| i != holder)
+        .map(|i| c.instances[i])
+        .collect();
+    let mut first = HttpPeer::new(others[0]);
+    let init = first
+        .post(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "cluster-test", "version": "0"}}}))
+        .await;
+    assert_eq!(init.status, 200);
+    let sid = init.header("mcp-session-id").unwrap().to_owned();
+    // Each message on the next instance round.
+    let round: Vec<SocketAddr> = (0..3).map(|i| c.instances[i]).collect();
+    let initialized = legacy_at(round[1], &sid)
+        .post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    assert_eq!(initialized.status, 202);
+    for (i, uri) in ["file:///a.txt", "db://shop/items/1"].iter().enumerate() {
+        let ok = legacy_call(
+            &mut legacy_at(round[(i + 2) % 3], &sid),
+            "resources/subscribe",
+            json!({"uri": uri}),
+        )
+        .await;
+        assert_eq!(ok["result"], json!({}));
+    }
+    for addr in &round {
+        let read = legacy_call(
+            &mut legacy_at(*addr, &sid),
+            "resources/read",
+            json!({"uri": "file:///a.txt"}),
+        )
+        .await;
+        assert_eq!(read["result"]["contents"][0]["text"], "first");
+    }
+
+    let mut stream = legacy_get(&legacy_at(c.instances[holder], &sid), None).await;
+    std::fs::write(c.docs.join("a.txt"), "second").unwrap();
+    let mut last = None;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while last.is_none() && Instant::now() < deadline {
+        let Some(e) = stream.next_event(Duration::from_secs(1)).await else {
+            continue;
+        };
+        if e.data.contains(UPDATED) && e.data.contains("file:///a.txt") {
+            last = e.id;
+        }
+    }
+    let last = last.expect("the GET stream hears the file change");
+
+    // The holder dies; a commit happens while no one holds the stream.
+    c.kill(c.pids[holder]);
+    drop(stream);
+    c.commit("UPDATE items SET name = 'uno' WHERE id = 1");
+    let read = legacy_call(
+        &mut legacy_at(others[1], &sid),
+        "resources/read",
+        json!({"uri": "db://shop/items/1"}),
+    )
+    .await;
+    assert!(
+        read["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("uno")
+    );
+
+    // Resumed on a survivor: every subscription is announced again, then changes flow.
+    let mut resumed = legacy_get(&legacy_at(others[0], &sid), Some(&last)).await;
+    let got = heard(&mut resumed, Duration::from_secs(10), |g| {
+        has(g, UPDATED, "file:///a.txt") && has(g, UPDATED, "db://shop/items/1")
+    })
+    .await;
+    assert!(has(&got, UPDATED, "db://shop/items/1"), "{got:?}");
+    assert!(has(&got, UPDATED, "file:///a.txt"), "{got:?}");
+    std::fs::write(c.docs.join("a.txt"), "third").unwrap();
+    let got = heard(&mut resumed, Duration::from_secs(10), |g| {
+        has(g, UPDATED, "file:///a.txt")
+    })
+    .await;
+    assert!(has(&got, UPDATED, "file:///a.txt"), "{got:?}");
+
+    // DELETE on one survivor ends the session on the other.
+    let mut ender = legacy_at(others[1], &sid);
+    let host = ender.host();
+    let deleted = ender
+        .send(
+            "DELETE",
+            &[
+                ("host", &host),
+                ("mcp-session-id", &sid),
+                ("mcp-protocol-version", "2025-11-25"),
+            ],
+            b"",
+        )
+        .await;
+    assert_eq!(deleted.status, 204);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let id = ender.next_id();
+        let res = legacy_at(others[0], &sid)
+            .post(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
+            .await;
+        if res.status == 404 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the session still answers after DELETE"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
