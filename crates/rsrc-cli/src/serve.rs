@@ -628,7 +628,9 @@ pub(crate) fn run(
     };
     runtime.block_on(async move {
         tracing::info!("serving MCP on stdio");
-        serve_stdio(&server, &stream).await
+        let served = serve_stdio(&server, &stream).await;
+        server.leave_cluster().await;
+        served
     })?;
     Ok(())
 }
@@ -717,6 +719,7 @@ fn serve_http(
             ..HttpConfig::default()
         };
         rsrc::transport::http::serve_http(server, listener, http_config, shutdown_signal()).await?;
+        server.leave_cluster().await;
         Ok::<_, Box<dyn std::error::Error>>(())
     })?;
     Ok(())

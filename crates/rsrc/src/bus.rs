@@ -75,6 +75,12 @@ pub trait ChangeBus: Send + Sync + 'static {
         let _ = idle;
         None
     }
+    /// Gives up every lease this instance holds, and takes none from now on: the
+    /// instance is shutting down, and the others take over at once instead of waiting
+    /// for the leases to expire.
+    fn leave(&self) -> crate::provider::BoxFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// Where a bus delivers the other instances' events: the server's change hub, held

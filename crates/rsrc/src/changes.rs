@@ -208,7 +208,6 @@ impl Hub {
     }
 
     /// The bus to the other instances, if any.
-    #[cfg(feature = "http")]
     pub(crate) fn bus(&self) -> Option<&Arc<dyn ChangeBus>> {
         self.bus.as_ref()
     }

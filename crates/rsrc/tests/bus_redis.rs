@@ -176,6 +176,48 @@ async fn one_instance_holds_a_lease_and_another_takes_over_when_it_dies() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_leaving_gives_its_leases_up_before_they_would_expire() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    // Leases that last 9 s, tried every 3 s: only giving them up lets another take
+    // over within 7 s.
+    let mut slow = options();
+    slow.lease_ttl = Duration::from_secs(9);
+    let bus = |o: RedisBusOptions| {
+        let url = redis.url();
+        async move { RedisBus::connect(&url, o).await.unwrap() }
+    };
+    let a = Server::builder("a", "0")
+        .bus(bus(slow.clone()).await)
+        .build()
+        .unwrap();
+    let first = a.changes().lease("db://shop");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !first.held() {
+        assert!(Instant::now() < deadline, "nobody took the lease");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let b = Server::builder("b", "0")
+        .bus(bus(slow).await)
+        .build()
+        .unwrap();
+    let second = b.changes().lease("db://shop");
+    a.leave_cluster().await;
+    assert!(!first.held(), "given up at once");
+    let deadline = Instant::now() + Duration::from_secs(7);
+    while !second.held() {
+        assert!(
+            Instant::now() < deadline,
+            "the other instance did not take the lease before it would have expired"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!first.held(), "a leaving instance takes nothing again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn listeners_are_resynchronised_when_redis_comes_back() {
     let Some(mut redis) = RedisServer::start() else {
         return;

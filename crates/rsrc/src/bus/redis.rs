@@ -15,7 +15,9 @@
 //!   `ttl` after the last successful attempt began, so it lapses here before it expires
 //!   in Redis. A holder that dies is replaced within `ttl` plus one attempt interval
 //!   (4 s with the defaults). A failed round trip also restarts the subscription, so a
-//!   Redis that stops answering without closing its connections is noticed.
+//!   Redis that stops answering without closing its connections is noticed. An instance
+//!   shutting down gives its leases up ([`ChangeBus::leave`]), and the next attempt of
+//!   another instance (within a second) takes each.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
@@ -97,6 +99,8 @@ struct Shared {
     alive: OnceLock<Lease>,
     /// Called when another instance changed a shared session ([`SessionStore`]).
     session_handlers: SessionHandlers,
+    /// Shutting down: leases are given up and not taken again.
+    leaving: AtomicBool,
 }
 
 #[derive(Default)]
@@ -228,6 +232,7 @@ impl RedisBus {
             runtime: tokio::runtime::Handle::current(),
             alive: OnceLock::new(),
             session_handlers: SessionHandlers::default(),
+            leaving: AtomicBool::new(false),
         });
         let bus = RedisBus { shared };
         let alive = bus.lease(&format!("instance:{}", bus.shared.id));
@@ -279,6 +284,47 @@ impl ChangeBus for RedisBus {
                 Arc::downgrade(&state),
             ));
         Lease::until(state)
+    }
+
+    fn leave(&self) -> crate::provider::BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let s = &self.shared;
+            s.leaving.store(true, Ordering::Release);
+            let keys: Vec<String> = {
+                let leases = s.leases.lock().unwrap_or_else(PoisonError::into_inner);
+                leases
+                    .iter()
+                    .filter_map(|(key, state)| {
+                        let state = state.upgrade()?;
+                        // Not held here from now on, whatever Redis answers.
+                        state
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .take()
+                            .map(|_| key.clone())
+                    })
+                    .collect()
+            };
+            if keys.is_empty() {
+                return;
+            }
+            let release = redis::Script::new(RELEASE);
+            let gone = async {
+                let mut c = connect(&s.client, s.options.timeout).await?;
+                for key in &keys {
+                    release
+                        .key(key)
+                        .arg(&s.id)
+                        .invoke_async::<i64>(&mut c)
+                        .await?;
+                }
+                redis::RedisResult::Ok(())
+            };
+            match tokio::time::timeout(s.options.timeout, gone).await {
+                Ok(Ok(())) => tracing::info!(leases = keys.len(), "gave up this instance's leases"),
+                _ => tracing::warn!("cannot give up the leases: they expire on their own"),
+            }
+        })
     }
 
     fn session_store(&self, idle: Duration) -> Option<Arc<dyn SessionStore>> {
@@ -435,12 +481,14 @@ async fn subscribe(shared: Weak<Shared>) {
     }
 }
 
+/// Deletes a lease if this instance holds it.
+const RELEASE: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then \
+                       return redis.call('del', KEYS[1]) else return 0 end";
+
 /// Takes and renews leases (and checks that Redis answers) every third of the lease TTL.
 async fn keep_leases(shared: Weak<Shared>, conn: MultiplexedConnection) {
     const RENEW: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then \
                          return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
-    const RELEASE: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then \
-                           return redis.call('del', KEYS[1]) else return 0 end";
     let renew = redis::Script::new(RENEW);
     let release = redis::Script::new(RELEASE);
     let mut conn = Some(conn);
@@ -474,6 +522,9 @@ async fn keep_leases(shared: Weak<Shared>, conn: MultiplexedConnection) {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .is_some_and(|u| start < u);
+                if s.leaving.load(Ordering::Acquire) {
+                    continue;
+                }
                 let got: redis::RedisResult<bool> = if held {
                     renew
                         .key(&key)

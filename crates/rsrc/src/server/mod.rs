@@ -481,6 +481,14 @@ impl Server {
         self.inner.hub.feed()
     }
 
+    /// Gives up this instance's leases on the bus (at shutdown), so that other instances
+    /// take over the watches at once; a no-op without a bus.
+    pub async fn leave_cluster(&self) {
+        if let Some(bus) = self.inner.hub.bus() {
+            bus.leave().await;
+        }
+    }
+
     /// Where legacy HTTP sessions lasting `idle` are shared with the other instances,
     /// if the server's bus holds sessions.
     #[cfg(feature = "http")]
