@@ -23,6 +23,7 @@ mod budget;
 pub mod bus;
 mod cache;
 mod changes;
+#[cfg(feature = "client")]
 pub mod client;
 mod context;
 mod cursor;
