@@ -1,0 +1,145 @@
+//! How every inspection command reaches its server: the shared options (`Target`: a URL
+//! or a stdio command, timeout, era, headers, page cap) and the connection they open.
+//!
+//! Invariant: a command talks to exactly one server, named either by an `http(s)://`
+//! URL before its own arguments or by a command after `--`, and gets exactly as many
+//! positional arguments as it declares; anything else is a usage error (exit 2) before any
+//! connection is attempted. A stdio server lives exactly as long as its `Session`.
+
+use std::time::Duration;
+
+use clap::Args;
+use rsrc::client::{Client, ClientOptions, EraPreference};
+use rsrc::protocol::ProtocolVersion;
+
+use super::Failure;
+
+/// How to reach the server, shared by every inspection command.
+#[derive(Args, Debug)]
+pub(crate) struct Target {
+    /// The server's Streamable HTTP endpoint (`http://…` or `https://…`), followed by the
+    /// command's arguments. For a stdio server, give its command after `--` instead.
+    #[arg(value_name = "ARGS")]
+    args: Vec<String>,
+
+    /// The command that starts a stdio server (everything after `--`).
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+
+    /// How long to wait for each answer.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    timeout: Duration,
+
+    /// Which protocol revision to speak: `auto` tries 2026-07-28 (`server/discover`) and
+    /// falls back to `initialize`.
+    #[arg(long, default_value = "auto", value_parser = parse_era)]
+    era: EraPreference,
+
+    /// An HTTP header for every request, as `Name: value` (e.g. an `Authorization`);
+    /// repeatable.
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = parse_header)]
+    headers: Vec<(String, String)>,
+
+    /// Most pages followed in one listing.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    max_pages: u32,
+}
+fn parse_era(s: &str) -> Result<EraPreference, String> {
+    if s == "auto" {
+        return Ok(EraPreference::Auto);
+    }
+    match s.parse::<ProtocolVersion>() {
+        Ok(v) if v.is_modern() => Ok(EraPreference::Modern),
+        Ok(v) => Ok(EraPreference::Legacy(v)),
+        Err(_) => Err("expected auto, 2026-07-28, 2025-11-25 or 2025-06-18".into()),
+    }
+}
+
+fn parse_header(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s
+        .split_once(':')
+        .ok_or_else(|| "expected `Name: value`".to_owned())?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err("the header name is empty".into());
+    }
+    Ok((name.to_owned(), value.trim().to_owned()))
+}
+/// A connected server and the command's own positional arguments.
+pub(super) struct Session {
+    pub(super) client: Client,
+    // Keeps a stdio server alive for as long as the client; killed when dropped.
+    _child: Option<tokio::process::Child>,
+    pub(super) args: Vec<String>,
+    pub(super) max_pages: usize,
+}
+
+impl Target {
+    /// Connects to the server this target names. `arity` is how many positional arguments
+    /// the command takes (`None`: at least one).
+    pub(super) async fn connect(
+        self,
+        arity: Option<usize>,
+        names: &str,
+    ) -> Result<Session, Failure> {
+        let mut args = self.args;
+        let url = if self.command.is_empty() {
+            match args.first() {
+                Some(a) if a.starts_with("http://") || a.starts_with("https://") => {
+                    Some(args.remove(0))
+                }
+                _ => {
+                    return Err(Failure::Usage(
+                        "name the server: an http(s):// URL first, or a stdio command after `--`"
+                            .into(),
+                    ));
+                }
+            }
+        } else {
+            None
+        };
+        let arity_ok = match arity {
+            Some(n) => args.len() == n,
+            None => !args.is_empty(),
+        };
+        if !arity_ok {
+            return Err(Failure::Usage(if names.is_empty() {
+                format!("unexpected arguments: {}", args.join(" "))
+            } else {
+                format!("expected {names} after the server")
+            }));
+        }
+        let options = ClientOptions {
+            request_timeout: self.timeout,
+            probe_timeout: self.timeout.min(Duration::from_secs(5)),
+            era: self.era,
+            http_headers: self.headers,
+            ..ClientOptions::default()
+        };
+        let (client, child) = match url {
+            Some(url) => {
+                let client = Client::connect_http(&url, options)
+                    .await
+                    .map_err(|e| Failure::Usage(format!("cannot connect to {url}: {e}")))?;
+                (client, None)
+            }
+            None => {
+                let mut command = tokio::process::Command::new(&self.command[0]);
+                command.args(&self.command[1..]);
+                let (client, child) = Client::spawn(&mut command, options).await.map_err(|e| {
+                    Failure::Usage(format!(
+                        "cannot start or talk to `{}`: {e}",
+                        self.command[0]
+                    ))
+                })?;
+                (client, Some(child))
+            }
+        };
+        Ok(Session {
+            client,
+            _child: child,
+            args,
+            max_pages: self.max_pages as usize,
+        })
+    }
+}
