@@ -726,6 +726,7 @@ fn serve_http(
 }
 
 /// Completes on SIGINT or SIGTERM.
+#[cfg(unix)]
 async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = match signal(SignalKind::terminate()) {
@@ -740,6 +741,12 @@ async fn shutdown_signal() {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
     }
+}
+
+/// Completes on Ctrl-C (Ctrl-Break on Windows); there is no SIGTERM elsewhere than Unix.
+#[cfg(not(unix))]
+async fn shutdown_signal() {
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 #[cfg(test)]

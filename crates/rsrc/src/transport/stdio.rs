@@ -6,40 +6,50 @@
 //! tokio's blocking-thread stdio. Pipes are put back into blocking mode on exit, since
 //! their open file description may be shared with other processes.
 //!
+//! On other systems than Unix, stdin and stdout are always tokio's blocking-thread stdio.
+//!
 //! Invariant: nothing but protocol messages is ever written to stdout.
 
-use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::FileTypeExt;
-use std::pin::Pin;
-use std::task::{Context, Poll};
+#[cfg(unix)]
+use std::{
+    fs::File,
+    os::fd::{AsFd, OwnedFd},
+    os::unix::fs::FileTypeExt,
+    pin::Pin,
+    task::{Context, Poll},
+};
 
+#[cfg(unix)]
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::UnixStream;
-use tokio::net::unix::pipe;
+#[cfg(unix)]
+use tokio::net::{UnixStream, unix::pipe};
 
 use super::stream::{StreamConfig, serve_stream};
 use crate::server::Server;
 
+#[cfg(unix)]
 enum Input {
     Pipe(pipe::Receiver),
     Socket(UnixStream),
     Std(tokio::io::Stdin),
 }
 
+#[cfg(unix)]
 enum Output {
     Pipe(pipe::Sender),
     Socket(UnixStream),
     Std(tokio::io::Stdout),
 }
 
+#[cfg(unix)]
 enum Kind {
     Pipe(File),
     Socket(std::os::unix::net::UnixStream),
     Other,
 }
 
+#[cfg(unix)]
 fn classify(fd: OwnedFd) -> io::Result<Kind> {
     let file = File::from(fd);
     let file_type = file.metadata()?.file_type();
@@ -54,6 +64,7 @@ fn classify(fd: OwnedFd) -> io::Result<Kind> {
     })
 }
 
+#[cfg(unix)]
 impl Input {
     fn open() -> io::Result<Input> {
         Ok(match classify(io::stdin().as_fd().try_clone_to_owned()?)? {
@@ -74,14 +85,17 @@ impl Input {
 
 /// The pipe buffer asked for on stdout: a 1 MiB response then crosses in one or two
 /// rounds instead of sixteen 64 KiB ones, each a wake-up of the reader and of the server.
+#[cfg(any(target_os = "linux", target_os = "android"))]
 const PIPE_BUFFER: usize = 1024 * 1024;
 
+#[cfg(unix)]
 impl Output {
     fn open() -> io::Result<Output> {
         Ok(
             match classify(io::stdout().as_fd().try_clone_to_owned()?)? {
                 Kind::Pipe(f) => {
-                    // Best effort: the system may cap pipe sizes lower.
+                    // Best effort: the system may cap pipe sizes lower (Linux only).
+                    #[cfg(any(target_os = "linux", target_os = "android"))]
                     let _ = rustix::pipe::fcntl_setpipe_size(&f, PIPE_BUFFER);
                     Output::Pipe(pipe::Sender::from_file(f)?)
                 }
@@ -100,6 +114,7 @@ impl Output {
     }
 }
 
+#[cfg(unix)]
 impl AsyncRead for Input {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -114,6 +129,7 @@ impl AsyncRead for Input {
     }
 }
 
+#[cfg(unix)]
 impl AsyncWrite for Output {
     fn poll_write(
         self: Pin<&mut Self>,
@@ -146,6 +162,7 @@ impl AsyncWrite for Output {
 
 /// Serves `server` on stdin/stdout until stdin closes. A closed stdout (the client went
 /// away) ends serving normally.
+#[cfg(unix)]
 pub async fn serve_stdio(server: &Server, config: &StreamConfig) -> io::Result<()> {
     let mut input = Input::open()?;
     let mut output = Output::open()?;
@@ -154,5 +171,15 @@ pub async fn serve_stdio(server: &Server, config: &StreamConfig) -> io::Result<(
     match result {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => restored,
         other => other.and(restored),
+    }
+}
+
+/// Serves `server` on stdin/stdout until stdin closes. A closed stdout (the client went
+/// away) ends serving normally.
+#[cfg(not(unix))]
+pub async fn serve_stdio(server: &Server, config: &StreamConfig) -> io::Result<()> {
+    match serve_stream(server, tokio::io::stdin(), tokio::io::stdout(), config).await {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
     }
 }
