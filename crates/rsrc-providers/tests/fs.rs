@@ -485,6 +485,7 @@ fn pagination_is_stable_while_files_are_created_and_deleted() {
     assert_eq!(uris, sorted, "path order");
 }
 
+#[cfg(feature = "pdf")]
 #[tokio::test]
 async fn a_pdf_also_reads_as_extracted_text_with_its_own_size() {
     let dir = tempfile::tempdir().unwrap();
