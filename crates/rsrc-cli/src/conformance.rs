@@ -115,10 +115,10 @@ pub(crate) fn mount(builder: ServerBuilder) -> ServerBuilder {
         )
         .prompt_completion(|_ctx, req: PromptCompletion| async move {
             if req.prompt != PROMPT {
-                return Err(rsrc::ResourceError::InvalidParams(format!(
-                    "unknown prompt {:?}",
-                    req.prompt
-                )));
+                return Err(rsrc::ResourceError::invalid(
+                    "",
+                    format!("unknown prompt {:?}", req.prompt),
+                ));
             }
             let values: BTreeMap<&str, &[&str]> = [
                 ("arg1", &["paris", "park", "party", "test", "testing"][..]),
@@ -127,10 +127,10 @@ pub(crate) fn mount(builder: ServerBuilder) -> ServerBuilder {
             .into_iter()
             .collect();
             let Some(candidates) = values.get(req.argument.as_str()) else {
-                return Err(rsrc::ResourceError::InvalidParams(format!(
-                    "{PROMPT} has no argument {:?}",
-                    req.argument
-                )));
+                return Err(rsrc::ResourceError::invalid(
+                    "",
+                    format!("{PROMPT} has no argument {:?}", req.argument),
+                ));
             };
             Ok(Completion::from_matches(
                 candidates

@@ -1,10 +1,19 @@
-//! Errors of the two server layers and the one place that maps them to wire codes.
+//! Errors of the two server layers, and the one place that maps them to the wire: JSON-RPC
+//! codes and, beside them, HTTP statuses.
 //!
-//! [`ResourceError`] is what a [`Provider`](crate::Provider) returns; [`RequestError`] is
-//! what the engine itself finds wrong with a request. [`RequestError::to_error_object`] is
-//! the single mapping to JSON-RPC codes, and the only code that depends on the revision:
-//! resource-not-found is `-32002` up to 2025-11-25 and `-32602` from 2026-07-28, both with
-//! `data.uri`.
+//! [`ResourceError`] is the one list of what a [`Provider`](crate::Provider) can answer
+//! instead of a result: not found, invalid, timeout, unavailable, internal. Every variant
+//! carries the URI it is about (filled in with the request's URI when a provider raised it
+//! without one) and a message the client may see — except [`ResourceError::Internal`],
+//! whose detail is logged and replaced by "internal error" on the wire. Providers never
+//! build JSON-RPC error objects themselves, so the same failure looks the same on the wire
+//! whichever provider met it.
+//!
+//! [`RequestError`] is what the engine itself finds wrong with a request.
+//! [`RequestError::to_error_object`] is the single mapping to JSON-RPC codes, and the only
+//! code that depends on the revision: resource-not-found is `-32002` up to 2025-11-25 and
+//! `-32602` from 2026-07-28, both with `data.uri`. [`RequestError::http_status`] gives the
+//! status of a refused request where the Streamable HTTP transport names one.
 
 use std::fmt;
 
@@ -12,75 +21,171 @@ use rsrc_protocol::ProtocolVersion;
 use rsrc_protocol::jsonrpc::{ErrorCode, ErrorObject};
 use serde_json::json;
 
-/// Why a provider could not serve a request.
-#[derive(Debug, Clone, PartialEq)]
+/// Why a provider could not serve a request: the one list every provider answers with.
+///
+/// | variant | JSON-RPC code | message on the wire |
+/// |---|---|---|
+/// | `NotFound` | `-32002` (≤ 2025-11-25), `-32602` (2026-07-28) | "Resource not found" |
+/// | `Invalid` | `-32602` | its message |
+/// | `Timeout` | `-32603` | its message |
+/// | `Unavailable` | `-32603` | its message |
+/// | `Internal` | `-32603` | "internal error" (the detail is logged) |
+///
+/// Each carries `data.uri` on the wire.
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ResourceError {
-    /// Nothing exists at this URI (or it is outside what the provider serves).
+    /// Nothing exists at this URI — or the provider will not say (outside what it serves,
+    /// hidden, refused), which must look exactly the same.
     NotFound {
         /// The URI asked for.
         uri: String,
     },
-    /// `resources/list` with a `uri` that names a document, not a collection.
-    NotACollection {
+    /// The request cannot be served as asked: a malformed URI, a document asked for its
+    /// children, a read over a limit, a position that no longer applies.
+    Invalid {
         /// The URI asked for.
         uri: String,
+        /// What is wrong, for the client.
+        message: String,
     },
-    /// The URI is malformed for this provider.
-    InvalidUri {
+    /// The source took longer than its time limit.
+    Timeout {
         /// The URI asked for.
         uri: String,
-        /// What is wrong with it.
-        reason: String,
+        /// What took too long, for the client.
+        message: String,
     },
-    /// The resource is larger than the configured limit.
-    TooLarge {
+    /// The source is busy or unreachable (a database locked by a writer, a lost
+    /// connection): asking again later may succeed.
+    Unavailable {
         /// The URI asked for.
         uri: String,
-        /// Its size in bytes (or at least this many).
-        size: u64,
-        /// The limit in bytes.
-        limit: u64,
+        /// What is unavailable, for the client.
+        message: String,
     },
-    /// Other invalid params, with a message for the client.
-    InvalidParams(String),
-    /// The provider failed; the message is logged, the client sees a generic one.
-    Internal(String),
-    /// A specific JSON-RPC error, passed through as is.
-    Rpc(ErrorObject),
+    /// The provider failed.
+    Internal {
+        /// The URI asked for.
+        uri: String,
+        /// What failed: logged, never sent (it may name host paths or queries).
+        detail: String,
+    },
 }
 
 impl ResourceError {
-    /// Nothing exists at `uri`.
+    /// Nothing exists at `uri`. Also the answer to anything a provider refuses to confirm
+    /// exists.
     pub fn not_found(uri: impl Into<String>) -> Self {
         ResourceError::NotFound { uri: uri.into() }
     }
 
-    /// `uri` is a document, so it has no children to list.
-    pub fn not_a_collection(uri: impl Into<String>) -> Self {
-        ResourceError::NotACollection { uri: uri.into() }
-    }
-
-    /// `uri` is malformed.
-    pub fn invalid_uri(uri: impl Into<String>, reason: impl Into<String>) -> Self {
-        ResourceError::InvalidUri {
+    /// The request for `uri` cannot be served as asked; `message` says why.
+    pub fn invalid(uri: impl Into<String>, message: impl Into<String>) -> Self {
+        ResourceError::Invalid {
             uri: uri.into(),
-            reason: reason.into(),
+            message: message.into(),
         }
     }
 
-    /// An internal failure.
-    pub fn internal(message: impl fmt::Display) -> Self {
-        ResourceError::Internal(message.to_string())
+    /// `uri` is malformed for this provider.
+    pub fn invalid_uri(uri: impl Into<String>, reason: impl fmt::Display) -> Self {
+        let uri = uri.into();
+        let message = format!("invalid URI {uri:?}: {reason}");
+        ResourceError::Invalid { uri, message }
     }
 
-    /// Names `uri` in an error raised without one (a handler's [`NotFound`], or `None`
-    /// where content was expected): the engine calls it with the URI of the request, so
-    /// every not-found on the wire carries `data.uri`.
-    pub(crate) fn at(self, uri: &str) -> Self {
+    /// `uri` is a document, so it has no children to list.
+    pub fn not_a_collection(uri: impl Into<String>) -> Self {
+        let uri = uri.into();
+        let message = format!("{uri} is not a collection: it has no children to list");
+        ResourceError::Invalid { uri, message }
+    }
+
+    /// `uri` is `size` bytes (or at least that many), more than the limit of `limit`.
+    pub fn too_large(uri: impl Into<String>, size: u64, limit: u64) -> Self {
+        let uri = uri.into();
+        let message = format!("{uri} is {size} bytes, more than the read limit of {limit} bytes");
+        ResourceError::Invalid { uri, message }
+    }
+
+    /// A cursor position the provider cannot continue from (the engine seals positions,
+    /// so this means the data changed shape under it).
+    pub fn bad_position(uri: impl Into<String>) -> Self {
+        ResourceError::invalid(uri, "invalid cursor")
+    }
+
+    /// Serving `uri` took longer than the time limit; `message` says which.
+    pub fn timeout(uri: impl Into<String>, message: impl Into<String>) -> Self {
+        ResourceError::Timeout {
+            uri: uri.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The source of `uri` is busy or unreachable now; `message` says why.
+    pub fn unavailable(uri: impl Into<String>, message: impl Into<String>) -> Self {
+        ResourceError::Unavailable {
+            uri: uri.into(),
+            message: message.into(),
+        }
+    }
+
+    /// An internal failure; `detail` is logged, never sent. The engine fills in the URI.
+    pub fn internal(detail: impl fmt::Display) -> Self {
+        ResourceError::Internal {
+            uri: String::new(),
+            detail: detail.to_string(),
+        }
+    }
+
+    /// The URI the error is about (empty until the engine fills it in).
+    pub fn uri(&self) -> &str {
         match self {
-            ResourceError::NotFound { uri: u } if u.is_empty() => ResourceError::not_found(uri),
-            e => e,
+            ResourceError::NotFound { uri }
+            | ResourceError::Invalid { uri, .. }
+            | ResourceError::Timeout { uri, .. }
+            | ResourceError::Unavailable { uri, .. }
+            | ResourceError::Internal { uri, .. } => uri,
+        }
+    }
+
+    /// Names `uri` in an error raised without one (a handler's [`NotFound`], an internal
+    /// failure, `None` where content was expected): the engine calls it with the URI of
+    /// the request, so every error on the wire carries `data.uri`.
+    pub(crate) fn at(mut self, uri: &str) -> Self {
+        match &mut self {
+            ResourceError::NotFound { uri: u }
+            | ResourceError::Invalid { uri: u, .. }
+            | ResourceError::Timeout { uri: u, .. }
+            | ResourceError::Unavailable { uri: u, .. }
+            | ResourceError::Internal { uri: u, .. }
+                if u.is_empty() =>
+            {
+                uri.clone_into(u);
+            }
+            _ => {}
+        }
+        self
+    }
+
+    /// The wire error in a request of a modern (2026-07-28) or legacy revision.
+    fn to_error_object(&self, modern: bool) -> ErrorObject {
+        let (code, message) = match self {
+            ResourceError::NotFound { .. } if modern => {
+                (ErrorCode::INVALID_PARAMS, "Resource not found")
+            }
+            ResourceError::NotFound { .. } => (ErrorCode::RESOURCE_NOT_FOUND, "Resource not found"),
+            ResourceError::Invalid { message, .. } => (ErrorCode::INVALID_PARAMS, message.as_str()),
+            ResourceError::Timeout { message, .. } | ResourceError::Unavailable { message, .. } => {
+                (ErrorCode::INTERNAL_ERROR, message.as_str())
+            }
+            ResourceError::Internal { .. } => (ErrorCode::INTERNAL_ERROR, "internal error"),
+        };
+        let object = ErrorObject::new(code, message);
+        match self.uri() {
+            "" => object,
+            uri => object.with_data(json!({ "uri": uri })),
         }
     }
 }
@@ -120,16 +225,11 @@ impl fmt::Display for ResourceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ResourceError::NotFound { uri } => write!(f, "resource not found: {uri}"),
-            ResourceError::NotACollection { uri } => {
-                write!(f, "{uri} is not a collection: it has no children to list")
-            }
-            ResourceError::InvalidUri { uri, reason } => write!(f, "invalid URI {uri:?}: {reason}"),
-            ResourceError::TooLarge { uri, size, limit } => write!(
-                f,
-                "{uri} is {size} bytes, more than the read limit of {limit} bytes"
-            ),
-            ResourceError::InvalidParams(m) | ResourceError::Internal(m) => f.write_str(m),
-            ResourceError::Rpc(e) => write!(f, "{e}"),
+            ResourceError::Invalid { message, .. }
+            | ResourceError::Timeout { message, .. }
+            | ResourceError::Unavailable { message, .. } => f.write_str(message),
+            ResourceError::Internal { uri, detail } if uri.is_empty() => f.write_str(detail),
+            ResourceError::Internal { uri, detail } => write!(f, "{uri}: {detail}"),
         }
     }
 }
@@ -149,6 +249,9 @@ pub(crate) enum RequestError {
     InvalidRequest(String),
     /// A 2026-07-28 request named a revision this server does not serve.
     UnsupportedVersion { requested: String },
+    /// What the transport mirrors of the request (HTTP headers, or the session it came
+    /// in) does not say what its body says.
+    HeaderMismatch(String),
     /// The server failed (a provider panicked, a result could not be encoded).
     Internal(String),
 }
@@ -165,7 +268,7 @@ impl RequestError {
     pub(crate) fn to_error_object(&self, version: Option<ProtocolVersion>) -> ErrorObject {
         let modern = version.is_some_and(ProtocolVersion::is_modern);
         match self {
-            RequestError::Resource(e) => resource_error_object(e, modern),
+            RequestError::Resource(e) => e.to_error_object(modern),
             RequestError::MethodNotFound(m) => ErrorObject::new(
                 ErrorCode::METHOD_NOT_FOUND,
                 format!("method not found: {m}"),
@@ -180,42 +283,30 @@ impl RequestError {
                 "supported": ProtocolVersion::ALL.map(ProtocolVersion::as_str),
                 "requested": requested,
             })),
+            RequestError::HeaderMismatch(m) => ErrorObject::new(ErrorCode::HEADER_MISMATCH, m),
             RequestError::Internal(_) => {
                 ErrorObject::new(ErrorCode::INTERNAL_ERROR, "internal error")
             }
         }
     }
-}
 
-fn resource_error_object(e: &ResourceError, modern: bool) -> ErrorObject {
-    match e {
-        ResourceError::NotFound { uri } => {
-            let code = if modern {
-                ErrorCode::INVALID_PARAMS
-            } else {
-                ErrorCode::RESOURCE_NOT_FOUND
-            };
-            ErrorObject::new(code, "Resource not found").with_data(json!({ "uri": uri }))
+    /// The HTTP status of a request refused with this error before it ran (SEP-2243: an
+    /// unknown method is 404, every other refusal 400). A request that ran answers 200,
+    /// whatever its result.
+    #[cfg_attr(not(feature = "http"), expect(dead_code))]
+    pub(crate) fn http_status(&self) -> u16 {
+        match self {
+            RequestError::MethodNotFound(_) => 404,
+            _ => 400,
         }
-        ResourceError::NotACollection { uri }
-        | ResourceError::InvalidUri { uri, .. }
-        | ResourceError::TooLarge { uri, .. } => {
-            ErrorObject::new(ErrorCode::INVALID_PARAMS, e.to_string())
-                .with_data(json!({ "uri": uri }))
-        }
-        ResourceError::InvalidParams(m) => ErrorObject::new(ErrorCode::INVALID_PARAMS, m),
-        ResourceError::Internal(_) => ErrorObject::new(ErrorCode::INTERNAL_ERROR, "internal error"),
-        ResourceError::Rpc(obj) => {
-            // A provider must not emit a code a 2026-07-28 client would misread: the
-            // legacy not-found code becomes the modern one.
-            if modern && obj.code == ErrorCode::RESOURCE_NOT_FOUND {
-                ErrorObject {
-                    code: ErrorCode::INVALID_PARAMS,
-                    ..obj.clone()
-                }
-            } else {
-                obj.clone()
-            }
+    }
+
+    /// What is logged about a failure the client sees only as "internal error".
+    pub(crate) fn internal_detail(&self) -> Option<String> {
+        match self {
+            RequestError::Internal(m) => Some(m.clone()),
+            RequestError::Resource(e @ ResourceError::Internal { .. }) => Some(e.to_string()),
+            _ => None,
         }
     }
 }
@@ -236,11 +327,48 @@ mod tests {
     }
 
     #[test]
-    fn internal_details_are_not_sent() {
-        let e = RequestError::Resource(ResourceError::internal("disk on fire at /secret"));
-        let obj = e.to_error_object(None);
+    fn internal_details_are_not_sent_but_the_uri_is() {
+        let e = ResourceError::internal("disk on fire at /secret").at("file:///x");
+        let obj = RequestError::Resource(e).to_error_object(None);
         assert_eq!(obj.code, ErrorCode::INTERNAL_ERROR);
-        assert!(!obj.message.contains("secret"));
+        assert_eq!(obj.message, "internal error");
+        let data = obj.data.unwrap();
+        assert_eq!(data["uri"], "file:///x");
+        assert!(!data.to_string().contains("secret"));
+    }
+
+    #[test]
+    fn every_variant_names_its_uri_and_shows_its_message_except_internal() {
+        let uri = "db://shop/t/1";
+        for (e, code, message) in [
+            (ResourceError::not_found(uri), -32002, "Resource not found"),
+            (
+                ResourceError::invalid(uri, "no such column"),
+                -32602,
+                "no such column",
+            ),
+            (ResourceError::timeout(uri, "too slow"), -32603, "too slow"),
+            (ResourceError::unavailable(uri, "locked"), -32603, "locked"),
+            (ResourceError::internal("boom"), -32603, "internal error"),
+        ] {
+            let obj = RequestError::Resource(e.at(uri)).to_error_object(None);
+            assert_eq!(obj.code.0, code, "{message}");
+            assert_eq!(obj.message, message);
+            assert_eq!(obj.data.unwrap()["uri"], uri, "{message}");
+        }
+    }
+
+    #[test]
+    fn a_uri_given_by_the_provider_is_kept() {
+        let e = ResourceError::not_found("file:///a").at("file:///b");
+        assert_eq!(e.uri(), "file:///a");
+    }
+
+    #[test]
+    fn refusals_are_404_for_unknown_methods_and_400_otherwise() {
+        assert_eq!(RequestError::MethodNotFound("x".into()).http_status(), 404);
+        assert_eq!(RequestError::InvalidParams("x".into()).http_status(), 400);
+        assert_eq!(RequestError::HeaderMismatch("x".into()).http_status(), 400);
     }
 
     #[test]

@@ -70,7 +70,7 @@ where
 }
 
 /// The params of an extension method: its `_meta` (for the gate) and the rest.
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 pub(crate) struct ExtensionParams {
     #[serde(rename = "_meta", default)]
     pub(crate) meta: Option<RequestMeta>,
@@ -85,8 +85,8 @@ pub(crate) struct ExtensionResult(pub(crate) Value);
 
 impl ExtensionResult {
     /// Adds `resultType` and `_meta.serverInfo` (2026-07-28) where the handler did not.
-    pub(crate) fn modern(mut value: Value, server: &Implementation) -> Self {
-        if let Value::Object(obj) = &mut value {
+    pub(crate) fn add_modern_members(&mut self, server: &Implementation) {
+        if let Value::Object(obj) = &mut self.0 {
             obj.entry("resultType")
                 .or_insert_with(|| Value::String("complete".into()));
             let meta = obj
@@ -97,6 +97,5 @@ impl ExtensionResult {
                     .or_insert_with(|| serde_json::to_value(server).unwrap_or(Value::Null));
             }
         }
-        ExtensionResult(value)
     }
 }

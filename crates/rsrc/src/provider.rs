@@ -259,7 +259,7 @@ pub trait Provider: Send + Sync + 'static {
     }
 
     /// One page of resources: the default listing, or the children of `req.parent`
-    /// ([`ResourceError::NotACollection`] if it is a document, `NotFound` if it does not
+    /// ([`ResourceError::not_a_collection`] if it is a document, `NotFound` if it does not
     /// exist).
     fn list(
         &self,

@@ -610,10 +610,13 @@ impl Provider for ResourceSet {
         };
         match t.complete(req.argument, input).await {
             Some(values) => Ok(Completion::from_matches(values?)),
-            None => Err(ResourceError::InvalidParams(format!(
-                "the template {} has no variable {:?}",
-                req.template, req.argument
-            ))),
+            None => Err(ResourceError::invalid(
+                "",
+                format!(
+                    "the template {} has no variable {:?}",
+                    req.template, req.argument
+                ),
+            )),
         }
     }
 }

@@ -97,6 +97,18 @@ pub use render::{row_csv, row_json, schema_json};
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, percent_encode};
 
+/// The error of a statement stopped by its time limit: the same words from every backend.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn timed_out(uri: &str, limit: std::time::Duration) -> rsrc::ResourceError {
+    rsrc::ResourceError::timeout(
+        uri,
+        format!(
+            "{uri}: the query was stopped after the time limit of {} ms",
+            limit.as_millis()
+        ),
+    )
+}
+
 /// The URI prefix of every database resource.
 pub const PREFIX: &str = "db://";
 

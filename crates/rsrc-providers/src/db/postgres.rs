@@ -415,7 +415,7 @@ impl Provider for PostgresProvider {
                     }
                     Some(bytes) => Some(
                         decode_key_position(bytes)
-                            .ok_or_else(|| ResourceError::InvalidParams("bad cursor".into()))?,
+                            .ok_or_else(|| ResourceError::bad_position(""))?,
                     ),
                 };
                 let room = limit.saturating_sub(resources.len()).max(1);

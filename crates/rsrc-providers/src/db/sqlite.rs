@@ -949,10 +949,10 @@ impl Provider for SqliteProvider {
                 })
                 .await
             }
-            other => Err(ResourceError::InvalidParams(format!(
-                "the template {} has no variable {other:?}",
-                req.template
-            ))),
+            other => Err(ResourceError::invalid(
+                "",
+                format!("the template {} has no variable {other:?}", req.template),
+            )),
         }
     }
 }

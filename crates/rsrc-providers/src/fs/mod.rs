@@ -716,12 +716,10 @@ impl Tree {
     fn read_error(&self, uri: &str, root: usize, e: ReadError) -> ResourceError {
         match e {
             ReadError::NotRegular => refused(uri, "not a regular file"),
-            ReadError::Cancelled => ResourceError::Internal(format!("{uri}: read cancelled")),
-            ReadError::TooLarge { size } => ResourceError::TooLarge {
-                uri: uri.to_owned(),
-                size,
-                limit: self.roots[root].max_read,
-            },
+            ReadError::Cancelled => ResourceError::unavailable(uri, "the read was cancelled"),
+            ReadError::TooLarge { size } => {
+                ResourceError::too_large(uri.to_owned(), size, self.roots[root].max_read)
+            }
             ReadError::Io(e) => io_error(uri, &e),
         }
     }
@@ -1003,10 +1001,13 @@ impl Provider for FsProvider {
             return Ok(Completion::empty());
         };
         if req.argument != "path" {
-            return Err(ResourceError::InvalidParams(format!(
-                "the template {} has no variable {:?}",
-                req.template, req.argument
-            )));
+            return Err(ResourceError::invalid(
+                "",
+                format!(
+                    "the template {} has no variable {:?}",
+                    req.template, req.argument
+                ),
+            ));
         }
         Ok(self.tree.complete_path(root, req.value))
     }

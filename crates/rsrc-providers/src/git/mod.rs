@@ -665,10 +665,8 @@ impl Shared {
             } => {
                 let doc = self
                     .document(repo, uri, &name, &at, &path, id, kind)?
-                    .map_err(|size| ResourceError::TooLarge {
-                        uri: uri.to_owned(),
-                        size,
-                        limit: self.config.max_blob,
+                    .map_err(|size| {
+                        ResourceError::too_large(uri.to_owned(), size, self.config.max_blob)
                     })?;
                 (vec![doc], Some(name))
             }
@@ -780,10 +778,10 @@ impl Shared {
                 Ok(Completion::from_matches(values))
             }
             "path" => Ok(self.complete_path(repo, value, context_ref.unwrap_or("HEAD"))),
-            other => Err(ResourceError::InvalidParams(format!(
-                "the template {} has no variable {other:?}",
-                self.template()
-            ))),
+            other => Err(ResourceError::invalid(
+                "",
+                format!("the template {} has no variable {other:?}", self.template()),
+            )),
         }
     }
 

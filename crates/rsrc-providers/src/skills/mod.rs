@@ -257,9 +257,9 @@ impl SkillsProvider {
                     .decode(c)
                     .ok()
                     .and_then(|b| String::from_utf8(b).ok())
-                    .ok_or_else(|| ResourceError::InvalidParams("invalid cursor".into()))?,
+                    .ok_or_else(|| ResourceError::bad_position(""))?,
             ),
-            Some(_) => return Err(ResourceError::InvalidParams("invalid cursor".into())),
+            Some(_) => return Err(ResourceError::bad_position("")),
         };
         let index = self.index();
         let range = match &after {
@@ -286,13 +286,14 @@ impl SkillsProvider {
         params: &Map<String, Value>,
     ) -> Result<Value, ResourceError> {
         let Some(Value::String(uri)) = params.get("uri") else {
-            return Err(ResourceError::InvalidParams(
-                "skills/get needs the \"uri\" of a SKILL.md".into(),
+            return Err(ResourceError::invalid(
+                "",
+                "skills/get needs the \"uri\" of a SKILL.md",
             ));
         };
         let index = self.index();
         let entry = index.skills.get(uri).ok_or_else(|| {
-            ResourceError::InvalidParams(format!("{uri} is not a skill this server serves"))
+            ResourceError::invalid(uri, format!("{uri} is not a skill this server serves"))
         })?;
         Ok(self.cached(ctx, json!({"skill": entry.to_json()})))
     }

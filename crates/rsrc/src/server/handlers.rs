@@ -1,6 +1,8 @@
 //! One handler per method. Each takes decoded params and the request's context (which
-//! knows the revision) and returns the typed result; the revision-specific result members
-//! (`resultType`, `ttlMs`, `cacheScope`, `_meta.serverInfo`) are added here and only here.
+//! knows the revision) and returns the typed result, with the caching hint that applies
+//! (the provider's, else the server's default); fitting the result to the revision
+//! (`resultType`, `_meta.serverInfo`, and dropping the caching members before 2026-07-28)
+//! is done once for every method by the dispatcher ([`Fit`](super::reply::Fit)).
 //!
 //! Invariants:
 //! - Every URI from a client is validated before a provider sees it.
@@ -19,9 +21,7 @@ use rsrc_protocol::resources::{
     ListResourcesResult, ReadResourceParams, ReadResourceResult, ResourceMetadataResult,
     ResourceParams,
 };
-use rsrc_protocol::{
-    CacheHint, CacheScope, ProtocolVersion, ResultMeta, ResultType, ServerCapabilities,
-};
+use rsrc_protocol::{CacheHint, CacheScope, ProtocolVersion, ResultMeta, ServerCapabilities};
 
 use std::sync::Arc;
 
@@ -34,8 +34,6 @@ use rsrc_protocol::subscriptions::{
 
 use super::session::{Negotiated, Session};
 use super::{Mount, Server};
-#[cfg(feature = "http")]
-use crate::bus::SessionState;
 use crate::changes::{Listener, TooMany};
 use crate::context::RequestContext;
 use crate::cursor::{InvalidCursor, ListKind};
@@ -50,22 +48,8 @@ impl From<InvalidCursor> for RequestError {
     }
 }
 
-/// `resultType` and `_meta` of a result in revision `v`.
-fn decoration(srv: &Server, v: ProtocolVersion) -> (Option<ResultType>, Option<ResultMeta>) {
-    if v.is_modern() {
-        (
-            Some(ResultType::COMPLETE),
-            Some(ResultMeta {
-                server_info: Some(srv.inner.info.clone()),
-                ..ResultMeta::default()
-            }),
-        )
-    } else {
-        (None, None)
-    }
-}
-
-/// `ttlMs` and `cacheScope` of a result in revision `v`.
+/// `ttlMs` and `cacheScope` of a result in revision `v` (for results that are not typed,
+/// such as the tools bridge's).
 pub(super) fn cache_fields(
     v: ProtocolVersion,
     hint: CacheHint,
@@ -93,156 +77,95 @@ fn merge_hints(a: Option<CacheHint>, b: Option<CacheHint>) -> Option<CacheHint> 
     }
 }
 
-impl Server {
-    pub(crate) fn capabilities(&self) -> ServerCapabilities {
-        // Every template can be completed (`Provider::complete` answers, with no values by
-        // default), so serving one is what declares completion: no provider can offer
-        // completion without the capability being declared.
-        let completions = !self.inner.templates.is_empty() || self.inner.prompt_completer.is_some();
-        ServerCapabilities {
-            resources: Some(ResourcesCapability {
-                subscribe: self.offers_subscriptions().then_some(true),
-                list_changed: self.publishes_list_changes().then_some(true),
-            }),
-            logging: Some(Default::default()),
-            completions: completions.then(Default::default),
-            extensions: (!self.inner.extensions.is_empty()).then(|| self.inner.extensions.clone()),
-            other: {
-                let mut other = self.inner.capabilities.clone();
-                if self.inner.tools.is_some() {
-                    other.insert(super::tools::CAPABILITY.into(), serde_json::json!({}));
-                }
-                other
-            },
-        }
-    }
-
-    fn offers_subscriptions(&self) -> bool {
-        self.inner
-            .router
-            .mounts
-            .iter()
-            .any(|m| m.provider.capabilities().subscribe)
-    }
-
-    fn publishes_list_changes(&self) -> bool {
-        self.inner
-            .router
-            .mounts
-            .iter()
-            .any(|m| m.provider.capabilities().list_changed)
-    }
-
-    /// What requests changed in `session` (for a [`SessionStore`](crate::bus::SessionStore)).
-    #[cfg(feature = "http")]
-    pub(crate) fn session_state(session: &Session) -> SessionState {
-        SessionState {
-            initialized: session.is_initialized(),
-            log_level: session.log_level().and_then(|l| {
-                serde_json::to_value(l)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-            }),
-            subscriptions: session
-                .existing_listener()
-                .map(|l| l.uris())
-                .unwrap_or_default(),
-        }
-    }
-
-    /// Gives `session` the state another instance recorded. Subscriptions are taken
-    /// without asking providers again: the instance that took them did.
-    #[cfg(feature = "http")]
-    pub(crate) fn apply_session_state(&self, session: &Session, state: &SessionState) {
-        if state.initialized {
-            session.mark_initialized();
-        }
-        if let Some(level) = state
-            .log_level
-            .as_deref()
-            .and_then(|l| serde_json::from_value(serde_json::Value::from(l)).ok())
-        {
-            session.set_log_level(level);
-        }
-        let listener = match session.existing_listener() {
-            Some(l) => l,
-            None if state.subscriptions.is_empty() => return,
-            None => self.listener_of(session),
-        };
-        for uri in listener.uris() {
-            if state.subscriptions.binary_search(&uri).is_err() {
-                listener.unsubscribe(&uri);
+pub(crate) fn capabilities(srv: &Server) -> ServerCapabilities {
+    // Every template can be completed (`Provider::complete` answers, with no values by
+    // default), so serving one is what declares completion: no provider can offer
+    // completion without the capability being declared.
+    let completions = !srv.inner.templates.is_empty() || srv.inner.prompt_completer.is_some();
+    ServerCapabilities {
+        resources: Some(ResourcesCapability {
+            subscribe: offers_subscriptions(srv).then_some(true),
+            list_changed: publishes_list_changes(srv).then_some(true),
+        }),
+        logging: Some(Default::default()),
+        completions: completions.then(Default::default),
+        extensions: (!srv.inner.extensions.is_empty()).then(|| srv.inner.extensions.clone()),
+        other: {
+            let mut other = srv.inner.capabilities.clone();
+            if srv.inner.tools.is_some() {
+                other.insert(super::tools::CAPABILITY.into(), serde_json::json!({}));
             }
-        }
-        for uri in &state.subscriptions {
-            if listener.subscribe(uri).is_err() {
-                tracing::debug!("a stored session holds more subscriptions than allowed here");
-                break;
-            }
-        }
+            other
+        },
     }
+}
 
-    /// Tells `session` that anything may have changed: `list_changed` if it hears list
-    /// changes, and an update of each of its subscriptions (its notifications may have
-    /// been lost with another instance).
-    #[cfg(feature = "http")]
-    pub(crate) fn resync_session(session: &Session) {
-        if let Some(l) = session.existing_listener() {
-            l.resync();
-        }
-    }
+fn offers_subscriptions(srv: &Server) -> bool {
+    srv.inner
+        .router
+        .mounts
+        .iter()
+        .any(|m| m.provider.capabilities().subscribe)
+}
 
-    /// The session's listener, made on first use.
-    fn listener_of<'s>(&self, session: &'s Session) -> &'s Arc<Listener> {
-        session.listener(|| {
-            self.inner.hub.listener(
-                session.notifier().clone(),
-                None,
-                self.inner.config.max_subscriptions,
-            )
-        })
-    }
+fn publishes_list_changes(srv: &Server) -> bool {
+    srv.inner
+        .router
+        .mounts
+        .iter()
+        .any(|m| m.provider.capabilities().list_changed)
+}
 
-    /// Checks that `uri` can be subscribed to: a well-formed URI, served by a provider
-    /// that offers subscriptions and accepts this one.
-    async fn check_subscribable(
-        &self,
-        ctx: &RequestContext,
-        uri: &str,
-    ) -> Result<(), RequestError> {
-        let (_, mount) = self.mount_for(uri)?;
-        if !mount.provider.capabilities().subscribe {
-            return Err(RequestError::InvalidParams(format!(
-                "{uri} does not support subscriptions"
-            )));
-        }
-        mount.provider.subscribe(ctx, uri).await?;
-        Ok(())
-    }
+/// The session's listener, made on first use.
+pub(super) fn listener_of<'s>(srv: &Server, session: &'s Session) -> &'s Arc<Listener> {
+    session.listener(|| {
+        srv.inner.hub.listener(
+            session.notifier().clone(),
+            None,
+            srv.inner.config.max_subscriptions,
+        )
+    })
+}
 
-    /// Maps a client's URI (or IRI) to the URI every provider and subscription sees
-    /// (RFC 3987 §3.1), and validates it.
-    pub(super) fn canonicalize(&self, uri: &mut String) -> Result<(), RequestError> {
-        if let std::borrow::Cow::Owned(mapped) = crate::uri::to_uri(uri).map_err(|reason| {
-            RequestError::from(ResourceError::invalid_uri(uri.as_str(), reason))
-        })? {
-            *uri = mapped;
-        }
-        self.check_uri(uri)
+/// Checks that `uri` can be subscribed to: a well-formed URI, served by a provider
+/// that offers subscriptions and accepts this one.
+async fn check_subscribable(
+    srv: &Server,
+    ctx: &RequestContext,
+    uri: &str,
+) -> Result<(), RequestError> {
+    let (_, mount) = mount_for(srv, uri)?;
+    if !mount.provider.capabilities().subscribe {
+        return Err(RequestError::InvalidParams(format!(
+            "{uri} does not support subscriptions"
+        )));
     }
+    mount.provider.subscribe(ctx, uri).await?;
+    Ok(())
+}
 
-    fn check_uri(&self, uri: &str) -> Result<(), RequestError> {
-        crate::uri::validate(uri, self.inner.config.max_uri_len)
-            .map_err(|reason| ResourceError::invalid_uri(uri, reason).into())
+/// Maps a client's URI (or IRI) to the URI every provider and subscription sees
+/// (RFC 3987 §3.1), and validates it.
+pub(super) fn canonicalize(srv: &Server, uri: &mut String) -> Result<(), RequestError> {
+    if let std::borrow::Cow::Owned(mapped) = crate::uri::to_uri(uri)
+        .map_err(|reason| RequestError::from(ResourceError::invalid_uri(uri.as_str(), reason)))?
+    {
+        *uri = mapped;
     }
+    check_uri(srv, uri)
+}
 
-    fn mount_for(&self, uri: &str) -> Result<(u16, &Mount), RequestError> {
-        self.check_uri(uri)?;
-        self.inner
-            .router
-            .resolve(uri)
-            .ok_or_else(|| ResourceError::not_found(uri).into())
-    }
+fn check_uri(srv: &Server, uri: &str) -> Result<(), RequestError> {
+    crate::uri::validate(uri, srv.inner.config.max_uri_len)
+        .map_err(|reason| ResourceError::invalid_uri(uri, reason).into())
+}
+
+fn mount_for<'s>(srv: &'s Server, uri: &str) -> Result<(u16, &'s Mount), RequestError> {
+    check_uri(srv, uri)?;
+    srv.inner
+        .router
+        .resolve(uri)
+        .ok_or_else(|| ResourceError::not_found(uri).into())
 }
 
 pub(super) fn check_position(pos: &[u8]) -> Result<(), RequestError> {
@@ -278,12 +201,12 @@ pub(super) fn initialize(
         ));
     }
     tracing::debug!(requested = %p.protocol_version, %version, "initialized");
-    if srv.publishes_list_changes() {
-        srv.listener_of(session).listen_to_lists();
+    if publishes_list_changes(&srv) {
+        listener_of(srv, session).listen_to_lists();
     }
     Ok(InitializeResult {
         protocol_version: version.as_str().to_owned(),
-        capabilities: srv.capabilities(),
+        capabilities: capabilities(srv),
         server_info: srv.inner.info.clone(),
         instructions: srv.inner.instructions.clone(),
         meta: None,
@@ -305,14 +228,14 @@ pub(super) async fn subscribe(
     mut p: ResourceParams,
     session: Arc<Session>,
 ) -> Result<EmptyResult, RequestError> {
-    if !srv.offers_subscriptions() {
+    if !offers_subscriptions(&srv) {
         return Err(RequestError::MethodNotFound(
             "resources/subscribe (this server offers no subscriptions)".into(),
         ));
     }
-    srv.canonicalize(&mut p.uri)?;
-    srv.check_subscribable(&ctx, &p.uri).await?;
-    srv.listener_of(&session)
+    canonicalize(&srv, &mut p.uri)?;
+    check_subscribable(&srv, &ctx, &p.uri).await?;
+    listener_of(&srv, &session)
         .subscribe(&p.uri)
         .map_err(|TooMany(max)| {
             RequestError::InvalidParams(format!("a session may hold at most {max} subscriptions"))
@@ -327,13 +250,13 @@ pub(super) async fn unsubscribe(
     mut p: ResourceParams,
     session: Arc<Session>,
 ) -> Result<EmptyResult, RequestError> {
-    if !srv.offers_subscriptions() {
+    if !offers_subscriptions(&srv) {
         return Err(RequestError::MethodNotFound(
             "resources/unsubscribe (this server offers no subscriptions)".into(),
         ));
     }
-    srv.canonicalize(&mut p.uri)?;
-    srv.listener_of(&session).unsubscribe(&p.uri);
+    canonicalize(&srv, &mut p.uri)?;
+    listener_of(&srv, &session).unsubscribe(&p.uri);
     Ok(EmptyResult::default())
 }
 
@@ -349,19 +272,19 @@ pub(super) async fn listen(
     let wanted = p.notifications;
     let max = srv.inner.config.max_subscriptions;
     let mut accepted = SubscriptionFilter::default();
-    if wanted.resources_list_changed == Some(true) && srv.publishes_list_changes() {
+    if wanted.resources_list_changed == Some(true) && publishes_list_changes(&srv) {
         accepted.resources_list_changed = Some(true);
     }
     if let Some(uris) = wanted.resource_subscriptions {
         let mut ok = Vec::new();
-        if srv.offers_subscriptions() {
+        if offers_subscriptions(&srv) {
             for uri in uris {
                 if ok.len() == max {
                     break;
                 }
                 let mut uri = uri;
-                let checked = match srv.canonicalize(&mut uri) {
-                    Ok(()) => srv.check_subscribable(&ctx, &uri).await,
+                let checked = match canonicalize(&srv, &mut uri) {
+                    Ok(()) => check_subscribable(&srv, &ctx, &uri).await,
                     Err(e) => Err(e),
                 };
                 match checked {
@@ -393,11 +316,9 @@ pub(super) async fn listen(
     // closes (then the completion result ends the stream gracefully).
     ctx.closing().await;
     drop(listener);
-    let (result_type, _) = decoration(&srv, ctx.protocol_version());
     Ok(SubscriptionsListenResult {
-        result_type,
+        result_type: None,
         meta: ResultMeta {
-            server_info: Some(srv.inner.info.clone()),
             subscription_id: Some(id),
             ..ResultMeta::default()
         },
@@ -406,23 +327,21 @@ pub(super) async fn listen(
 
 pub(super) async fn discover(
     srv: Server,
-    ctx: RequestContext,
+    _ctx: RequestContext,
     _p: EmptyParams,
 ) -> Result<DiscoverResult, RequestError> {
-    let v = ctx.protocol_version();
-    let (result_type, meta) = decoration(&srv, v);
-    let (ttl_ms, cache_scope) = cache_fields(v, srv.inner.config.discover_cache);
+    let hint = srv.inner.config.discover_cache;
     Ok(DiscoverResult {
         supported_versions: ProtocolVersion::ALL
             .iter()
             .map(|v| v.as_str().to_owned())
             .collect(),
-        capabilities: srv.capabilities(),
+        capabilities: capabilities(&srv),
         instructions: srv.inner.instructions.clone(),
-        result_type,
-        ttl_ms,
-        cache_scope,
-        meta,
+        result_type: None,
+        ttl_ms: Some(hint.ttl_ms),
+        cache_scope: Some(hint.scope),
+        meta: None,
     })
 }
 
@@ -432,22 +351,20 @@ pub(super) async fn list(
     mut p: ListResourcesParams,
 ) -> Result<ListResourcesResult<Listed>, RequestError> {
     if let Some(uri) = &mut p.uri {
-        srv.canonicalize(uri)?;
+        canonicalize(&srv, uri)?;
     }
     let limit = srv.inner.config.page_size;
     let (mut resources, next_cursor, hint) =
         listing(&srv, &ctx, p.uri.as_deref(), p.cursor.as_deref(), limit).await?;
     resources.iter_mut().for_each(Listed::normalize_kind);
-    let v = ctx.protocol_version();
-    let (result_type, meta) = decoration(&srv, v);
-    let (ttl_ms, cache_scope) = cache_fields(v, hint.unwrap_or(srv.inner.config.list_cache));
+    let hint = hint.unwrap_or(srv.inner.config.list_cache);
     Ok(ListResourcesResult {
         resources,
         next_cursor,
-        result_type,
-        ttl_ms,
-        cache_scope,
-        meta,
+        result_type: None,
+        ttl_ms: Some(hint.ttl_ms),
+        cache_scope: Some(hint.scope),
+        meta: None,
     })
 }
 
@@ -553,7 +470,7 @@ async fn list_children(
     cursor: Option<&str>,
     limit: usize,
 ) -> Result<Listing, RequestError> {
-    let (index, mount) = srv.mount_for(uri)?;
+    let (index, mount) = mount_for(&srv, uri)?;
     let sealer = &srv.inner.sealer;
     let after = match cursor {
         None => None,
@@ -591,8 +508,8 @@ pub(super) async fn read(
     ctx: RequestContext,
     mut p: ReadResourceParams,
 ) -> Result<ReadResourceResult, RequestError> {
-    srv.canonicalize(&mut p.uri)?;
-    let (_, mount) = srv.mount_for(&p.uri)?;
+    canonicalize(&srv, &mut p.uri)?;
+    let (_, mount) = mount_for(&srv, &p.uri)?;
     let mut out = mount.provider.read(&ctx, &p.uri).await?;
     if out.contents.is_empty() {
         // Only a collection may read as empty; never answer "exists, empty" for anything
@@ -608,15 +525,13 @@ pub(super) async fn read(
     for c in &mut out.contents {
         c.resource.normalize_kind();
     }
-    let v = ctx.protocol_version();
-    let (result_type, meta) = decoration(&srv, v);
-    let (ttl_ms, cache_scope) = cache_fields(v, out.cache.unwrap_or(srv.inner.config.read_cache));
+    let hint = out.cache.unwrap_or(srv.inner.config.read_cache);
     Ok(ReadResourceResult {
         contents: out.contents,
-        result_type,
-        ttl_ms,
-        cache_scope,
-        meta,
+        result_type: None,
+        ttl_ms: Some(hint.ttl_ms),
+        cache_scope: Some(hint.scope),
+        meta: None,
     })
 }
 
@@ -625,21 +540,20 @@ pub(super) async fn metadata(
     ctx: RequestContext,
     mut p: ResourceParams,
 ) -> Result<ResourceMetadataResult, RequestError> {
-    srv.canonicalize(&mut p.uri)?;
-    let (_, mount) = srv.mount_for(&p.uri)?;
+    canonicalize(&srv, &mut p.uri)?;
+    let (_, mount) = mount_for(&srv, &p.uri)?;
     let mut resource = mount.provider.metadata(&ctx, &p.uri).await?;
     resource.normalize_kind();
-    let (result_type, meta) = decoration(&srv, ctx.protocol_version());
     Ok(ResourceMetadataResult {
         resource,
-        result_type,
-        meta,
+        result_type: None,
+        meta: None,
     })
 }
 
 pub(super) async fn templates(
     srv: Server,
-    ctx: RequestContext,
+    _ctx: RequestContext,
     p: ListResourceTemplatesParams,
 ) -> Result<ListResourceTemplatesResult, RequestError> {
     let all = &srv.inner.templates;
@@ -661,16 +575,14 @@ pub(super) async fn templates(
             .sealer
             .seal(ListKind::Templates, "", 0, &(end as u32).to_be_bytes())
     });
-    let v = ctx.protocol_version();
-    let (result_type, meta) = decoration(&srv, v);
-    let (ttl_ms, cache_scope) = cache_fields(v, srv.inner.config.templates_cache);
+    let hint = srv.inner.config.templates_cache;
     Ok(ListResourceTemplatesResult {
         resource_templates: all[start..end].iter().map(|(_, t)| t.clone()).collect(),
         next_cursor,
-        result_type,
-        ttl_ms,
-        cache_scope,
-        meta,
+        result_type: None,
+        ttl_ms: Some(hint.ttl_ms),
+        cache_scope: Some(hint.scope),
+        meta: None,
     })
 }
 
@@ -694,7 +606,7 @@ pub(super) async fn complete(
                 context: p.context.and_then(|c| c.arguments).unwrap_or_default(),
             };
             let completion = complete(ctx.clone(), req).await?;
-            return Ok(complete_result(&srv, &ctx, completion));
+            return Ok(complete_result(completion));
         }
     };
     let Some((index, _)) = srv
@@ -721,26 +633,21 @@ pub(super) async fn complete(
             },
         )
         .await?;
-    Ok(complete_result(&srv, &ctx, completion))
+    Ok(complete_result(completion))
 }
 
 /// The result of a completion, held to the protocol's limit of values.
-fn complete_result(
-    srv: &Server,
-    ctx: &RequestContext,
-    mut completion: Completion,
-) -> CompleteResult {
+fn complete_result(mut completion: Completion) -> CompleteResult {
     if completion.values.len() > Completion::MAX_VALUES {
         let total = completion.values.len() as u64;
         completion.values.truncate(Completion::MAX_VALUES);
         completion.has_more = Some(true);
         completion.total = Some(completion.total.unwrap_or(total).max(total));
     }
-    let (result_type, meta) = decoration(srv, ctx.protocol_version());
     CompleteResult {
         completion,
-        result_type,
-        meta,
+        result_type: None,
+        meta: None,
     }
 }
 
@@ -760,12 +667,7 @@ pub(super) fn extension(
             let Some(handler) = srv.inner.methods.get(&method).cloned() else {
                 return Err(RequestError::MethodNotFound(method));
             };
-            let value = handler(ctx.clone(), p.rest).await?;
-            Ok(if ctx.protocol_version().is_modern() {
-                ExtensionResult::modern(value, &srv.inner.info)
-            } else {
-                ExtensionResult(value)
-            })
+            Ok(ExtensionResult(handler(ctx, p.rest).await?))
         })
     }
 }

@@ -1,12 +1,19 @@
 //! The server engine: a [`Router`] of providers, the [`Server`] that speaks both protocol
 //! eras over it, and the per-connection [`Session`].
 //!
-//! The engine is transport-agnostic: [`Server::handle`] takes one encoded message and
-//! returns what to send back — nothing, a [`Reply`] now, or a future that yields one. A
-//! transport drives those futures on its own task, so decode → route → provider → encode
-//! happens without a thread hop.
+//! The engine is transport-agnostic. [`Server::prepare`] decodes one message (a request's
+//! params into its method's type); [`Server::run`] puts a request through the gate and
+//! says whether it was refused or runs; [`Server::handle`] does both for transports that
+//! need no look in between. A transport drives the returned futures on its own task, so
+//! decode → route → provider → encode happens without a thread hop.
+//!
+//! Every inherent method of [`Server`] is in this file; the modules below hold the rules,
+//! as functions over a `&Server`: the gate (`gate.rs`), decoding and running
+//! (`dispatch.rs`), one handler per method (`handlers.rs`), the tools bridge (`tools.rs`),
+//! and replies (`reply.rs`).
 
 mod dispatch;
+mod gate;
 mod handlers;
 mod reply;
 mod session;
@@ -20,15 +27,17 @@ use rsrc_protocol::{CacheHint, CacheScope, Completion, Implementation, Meta, Res
 
 use crate::budget::ByteBudget;
 use crate::bus::ChangeBus;
+#[cfg(feature = "http")]
+use crate::bus::SessionState;
 use crate::changes::{ChangeFeed, Hub};
-use crate::context::RequestContext;
+use crate::context::{Notifier, RequestContext};
 use crate::cursor::CursorSealer;
 use crate::declare::DeclareError;
 use crate::error::ResourceError;
 use crate::extension::{self, MethodHandler, PromptCompleter, PromptCompletion};
 use crate::provider::{DynProvider, IntoProvider};
 
-pub use dispatch::Handled;
+pub use dispatch::{Handled, Incoming, Notice, Outcome, Prepared, Refusal};
 pub use reply::Reply;
 #[cfg(feature = "http")]
 pub(crate) use session::Negotiated;
@@ -486,6 +495,137 @@ impl Server {
     pub async fn leave_cluster(&self) {
         if let Some(bus) = self.inner.hub.bus() {
             bus.leave().await;
+        }
+    }
+
+    /// Decodes one message: a request's params into the type its method declares, so that
+    /// a transport can look at the typed request ([`Prepared`]) before running it.
+    pub fn prepare(&self, bytes: &[u8]) -> Incoming {
+        dispatch::prepare(self, bytes)
+    }
+
+    /// Puts a prepared request through the gate and runs it on `session`; the
+    /// notifications it sends (progress, logs) go to `notifier`. Says whether it was
+    /// refused before running, answered at once, or is running.
+    pub fn run(&self, session: &Arc<Session>, request: Prepared, notifier: &Notifier) -> Outcome {
+        dispatch::run(self, session, request, notifier)
+    }
+
+    /// Applies a notification to `session` (`initialized`, `cancelled`).
+    pub fn notify(&self, session: &Session, notice: &Notice) {
+        dispatch::notify(session, notice);
+    }
+
+    /// Handles one encoded message received on `session`: [`Server::prepare`], then
+    /// [`Server::run`] or [`Server::notify`]; the notifications of the request it starts
+    /// go to the session's notifier.
+    pub fn handle(&self, session: &Arc<Session>, bytes: &[u8]) -> Handled {
+        self.handle_incoming(session, self.prepare(bytes), session.notifier())
+    }
+
+    /// Like [`Server::handle`], for a message a transport already decoded with
+    /// [`jsonrpc::decode`](rsrc_protocol::jsonrpc::decode), whose request's notifications
+    /// go to `notifier`.
+    #[cfg(feature = "http")]
+    pub(crate) fn handle_decoded(
+        &self,
+        session: &Arc<Session>,
+        message: rsrc_protocol::jsonrpc::Message<'_>,
+        notifier: &Notifier,
+    ) -> Handled {
+        self.handle_incoming(session, dispatch::prepare_message(self, message), notifier)
+    }
+
+    fn handle_incoming(
+        &self,
+        session: &Arc<Session>,
+        incoming: Incoming,
+        notifier: &Notifier,
+    ) -> Handled {
+        match incoming {
+            Incoming::Request(request) => match self.run(session, request, notifier) {
+                Outcome::Refused(refusal) => Handled::Reply(refusal.into_reply()),
+                Outcome::Answered(reply) => Handled::Reply(reply),
+                Outcome::Running(fut) => Handled::Pending(fut),
+            },
+            Incoming::Notification(notice) => {
+                self.notify(session, &notice);
+                Handled::None
+            }
+            Incoming::Response => Handled::None,
+            Incoming::Malformed(reply) => Handled::Reply(reply),
+        }
+    }
+
+    /// The reply to a message the transport discarded for exceeding `limit` bytes;
+    /// `prefix` is its beginning, from which the request id is recovered when possible.
+    pub fn oversized(&self, prefix: &[u8], limit: usize) -> Reply {
+        dispatch::oversized(prefix, limit)
+    }
+
+    /// Whether `method` is served beyond the engine's own: the tools bridge's, or an
+    /// extension method.
+    fn serves_extension(&self, method: &str) -> bool {
+        self.inner.tools.is_some() && tools::METHODS.contains(&method)
+            || self.inner.methods.contains_key(method)
+    }
+
+    /// What requests changed in `session` (for a [`SessionStore`](crate::bus::SessionStore)).
+    #[cfg(feature = "http")]
+    pub(crate) fn session_state(session: &Session) -> SessionState {
+        SessionState {
+            initialized: session.is_initialized(),
+            log_level: session.log_level().and_then(|l| {
+                serde_json::to_value(l)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+            }),
+            subscriptions: session
+                .existing_listener()
+                .map(|l| l.uris())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Gives `session` the state another instance recorded. Subscriptions are taken
+    /// without asking providers again: the instance that took them did.
+    #[cfg(feature = "http")]
+    pub(crate) fn apply_session_state(&self, session: &Session, state: &SessionState) {
+        if state.initialized {
+            session.mark_initialized();
+        }
+        if let Some(level) = state
+            .log_level
+            .as_deref()
+            .and_then(|l| serde_json::from_value(serde_json::Value::from(l)).ok())
+        {
+            session.set_log_level(level);
+        }
+        let listener = match session.existing_listener() {
+            Some(l) => l,
+            None if state.subscriptions.is_empty() => return,
+            None => handlers::listener_of(self, session),
+        };
+        for uri in listener.uris() {
+            if state.subscriptions.binary_search(&uri).is_err() {
+                listener.unsubscribe(&uri);
+            }
+        }
+        for uri in &state.subscriptions {
+            if listener.subscribe(uri).is_err() {
+                tracing::debug!("a stored session holds more subscriptions than allowed here");
+                break;
+            }
+        }
+    }
+
+    /// Tells `session` that anything may have changed: `list_changed` if it hears list
+    /// changes, and an update of each of its subscriptions (its notifications may have
+    /// been lost with another instance).
+    #[cfg(feature = "http")]
+    pub(crate) fn resync_session(session: &Session) {
+        if let Some(l) = session.existing_listener() {
+            l.resync();
         }
     }
 

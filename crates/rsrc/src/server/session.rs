@@ -99,6 +99,16 @@ impl Session {
         self.stateless
     }
 
+    /// Where the gate sees this session's requests arrive.
+    pub(crate) fn place(&self) -> super::gate::Place {
+        use super::gate::Place;
+        if self.stateless {
+            Place::Stateless
+        } else {
+            Place::Connection(self.negotiated_version())
+        }
+    }
+
     /// The legacy revision negotiated by `initialize`, if any.
     pub fn negotiated_version(&self) -> Option<ProtocolVersion> {
         self.negotiated.get().map(|n| n.version)

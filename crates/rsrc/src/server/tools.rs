@@ -208,7 +208,7 @@ pub(super) async fn list(
         result["ttlMs"] = ttl_ms.into();
         result["cacheScope"] = json!(scope);
     }
-    finish(&srv, &ctx, result)
+    Ok(ExtensionResult(result))
 }
 
 /// `tools/call`.
@@ -248,7 +248,7 @@ pub(super) async fn call(
         }
     };
     let result = outcome.unwrap_or_else(|e| failure(&e, v));
-    finish(&srv, &ctx, result)
+    Ok(ExtensionResult(result))
 }
 
 /// A tool's failure: `isError` with the message the resource method would give.
@@ -258,18 +258,6 @@ fn failure(e: &ToolError, v: ProtocolVersion) -> Value {
         ToolError::Argument(m) => m.clone(),
     };
     json!({"content": [{"type": "text", "text": message}], "isError": true})
-}
-
-fn finish(
-    srv: &Server,
-    ctx: &RequestContext,
-    value: Value,
-) -> Result<ExtensionResult, RequestError> {
-    Ok(if ctx.protocol_version().is_modern() {
-        ExtensionResult::modern(value, &srv.inner.info)
-    } else {
-        ExtensionResult(value)
-    })
 }
 
 enum ToolError {
@@ -316,7 +304,7 @@ fn count_arg(args: &Map<String, Value>, key: &str) -> Result<Option<usize>, Tool
 /// an excluded URI, that of a resource that does not exist).
 fn uri_arg(srv: &Server, config: &ToolsConfig, uri: &str) -> Result<String, ToolError> {
     let mut uri = uri.to_owned();
-    srv.canonicalize(&mut uri)?;
+    handlers::canonicalize(srv, &mut uri)?;
     if !config.offers(&uri) {
         return Err(crate::error::ResourceError::not_found(&uri).into());
     }

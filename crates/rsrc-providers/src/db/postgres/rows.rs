@@ -24,6 +24,8 @@
 //! one run; resetting when a connection leaves the pool instead, a round trip more, took
 //! 359 µs).
 
+use std::time::Duration;
+
 use rsrc::ResourceError;
 use rsrc::protocol::{Completion, Resource, ResourceContents};
 use tokio_postgres::Row;
@@ -39,8 +41,9 @@ use crate::db::{
     CSV_MIME_TYPE, Cell, JSON_MIME_TYPE, KeyKind, KeyValue, RowKey, key_name, row_csv, row_json,
 };
 
-/// What went wrong talking to PostgreSQL, for one URI.
-fn pg_error(uri: &str, e: &tokio_postgres::Error) -> ResourceError {
+/// What went wrong talking to PostgreSQL, for one URI; `limit` is the statement time
+/// limit the connection runs under.
+fn pg_error(uri: &str, e: &tokio_postgres::Error, limit: Duration) -> ResourceError {
     if let Some(db) = e.as_db_error() {
         let code = db.code().code();
         // Data exceptions (a key the type cannot hold) and a relation dropped since the
@@ -48,18 +51,28 @@ fn pg_error(uri: &str, e: &tokio_postgres::Error) -> ResourceError {
         if code.starts_with("22") || code == "42P01" || code == "42703" {
             return ResourceError::not_found(uri);
         }
+        // query_canceled: the statement timeout (nothing else cancels our statements).
         if code == "57014" {
-            return ResourceError::internal(format!(
-                "{uri}: the statement took longer than the time limit"
-            ));
+            return crate::db::timed_out(uri, limit);
         }
-        return ResourceError::internal(format!("{uri}: PostgreSQL: {}", db.message()));
+        return ResourceError::internal(format!("PostgreSQL: {}", db.message()));
     }
-    ResourceError::internal(format!("{uri}: PostgreSQL: {e}"))
+    if e.is_closed() {
+        tracing::warn!(%uri, error = %e, "PostgreSQL connection lost");
+        return ResourceError::unavailable(
+            uri,
+            format!("{uri}: the connection to the database was lost; try again"),
+        );
+    }
+    ResourceError::internal(format!("PostgreSQL: {e}"))
 }
 
 fn pool_error(uri: &str, e: &deadpool_postgres::PoolError) -> ResourceError {
-    ResourceError::internal(format!("{uri}: no connection to PostgreSQL: {e}"))
+    tracing::warn!(%uri, error = %e, "no connection to PostgreSQL");
+    ResourceError::unavailable(
+        uri,
+        format!("{uri}: the database cannot be reached now; try again"),
+    )
 }
 
 impl Inner {
@@ -77,8 +90,9 @@ impl Inner {
         // requests of one connection), and the server runs them in order.
         let (reset, rows) =
             tokio::join!(client.batch_execute(RESET), client.query_typed(sql, &typed));
-        reset.map_err(|e| pg_error(uri, &e))?;
-        rows.map_err(|e| pg_error(uri, &e))
+        let limit = self.config.statement_timeout;
+        reset.map_err(|e| pg_error(uri, &e, limit))?;
+        rows.map_err(|e| pg_error(uri, &e, limit))
     }
 
     /// Decodes one result row into cells (borrowing `row`) and the key values.
@@ -116,11 +130,11 @@ impl Inner {
         }
         let stored: usize = cells.iter().map(Cell::stored_len).sum();
         if stored > self.config.max_row_bytes {
-            return Err(ResourceError::TooLarge {
-                uri: uri.to_owned(),
-                size: stored as u64,
-                limit: self.config.max_row_bytes as u64,
-            });
+            return Err(ResourceError::too_large(
+                uri.to_owned(),
+                stored as u64,
+                self.config.max_row_bytes as u64,
+            ));
         }
         let names: Vec<&str> = rel.info.columns.iter().map(|c| c.name.as_str()).collect();
         let json = row_json(&names, &cells);
@@ -181,7 +195,7 @@ impl Inner {
         if rel.info.key == KeyKind::Position {
             let start = match after {
                 Some([KeyValue::Integer(n)]) => *n,
-                Some(_) => return Err(ResourceError::InvalidParams("bad cursor".into())),
+                Some(_) => return Err(ResourceError::bad_position("")),
                 None => 0,
             };
             let sql = format!(
@@ -221,16 +235,16 @@ impl Inner {
                         }
                         (_, KeyValue::Text(t)) => {
                             let s = String::from_utf8(t.clone())
-                                .map_err(|_| ResourceError::InvalidParams("bad cursor".into()))?;
+                                .map_err(|_| ResourceError::bad_position(""))?;
                             params.push(Param::Text(s));
                             rhs.push(format!("${n}::text::{ty}"));
                         }
-                        _ => return Err(ResourceError::InvalidParams("bad cursor".into())),
+                        _ => return Err(ResourceError::bad_position("")),
                     }
                 }
                 format!("({order}) > ({})", rhs.join(", "))
             }
-            Some(_) => return Err(ResourceError::InvalidParams("bad cursor".into())),
+            Some(_) => return Err(ResourceError::bad_position("")),
         };
         let n = params.len() + 1;
         params.push(Param::Int(fetch));

@@ -100,7 +100,7 @@ impl Inner {
         after: Option<&[u8]>,
         limit: usize,
     ) -> Result<Page, ResourceError> {
-        let bad = || ResourceError::InvalidParams("bad cursor".into());
+        let bad = || ResourceError::bad_position("");
         let stage = match after {
             None => Stage::Catalog(None),
             Some(bytes) => decode(bytes).ok_or_else(bad)?,

@@ -19,7 +19,6 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use rsrc::ResourceError;
-use rsrc::protocol::{ErrorCode, ErrorObject};
 use rusqlite::config::DbConfig;
 use rusqlite::limits::Limit;
 use rusqlite::{Connection, OpenFlags};
@@ -229,39 +228,34 @@ impl OpError {
     /// message of their own; other SQLite failures are logged and answered as internal
     /// errors (their text can name host paths).
     pub(super) fn into_resource_error(self, uri: &str, limits: &Limits) -> ResourceError {
-        let clear = |message: String| {
-            ResourceError::Rpc(
-                ErrorObject::new(ErrorCode::INTERNAL_ERROR, message)
-                    .with_data(serde_json::json!({ "uri": uri })),
-            )
-        };
         match self {
             OpError::NotFound => ResourceError::not_found(uri),
             OpError::NotACollection => ResourceError::not_a_collection(uri),
-            OpError::TooLarge(size) => ResourceError::TooLarge {
-                uri: uri.to_owned(),
-                size,
-                limit: limits.max_row_bytes,
-            },
-            OpError::KeyTooLarge => clear(format!(
-                "{uri}: a row's primary key is too large to continue the listing after it"
-            )),
+            OpError::TooLarge(size) => {
+                ResourceError::too_large(uri.to_owned(), size, limits.max_row_bytes)
+            }
+            OpError::KeyTooLarge => ResourceError::invalid(
+                uri,
+                format!("{uri}: a row's primary key is too large to continue the listing after it"),
+            ),
             OpError::Sql(e) => match e.sqlite_error_code() {
                 Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
-                    clear(format!(
-                        "{uri}: the database is locked by a writer (waited {} ms); try again",
-                        limits.busy_timeout.as_millis()
-                    ))
+                    ResourceError::unavailable(
+                        uri,
+                        format!(
+                            "{uri}: the database is locked by a writer (waited {} ms); try again",
+                            limits.busy_timeout.as_millis()
+                        ),
+                    )
                 }
-                Some(rusqlite::ErrorCode::OperationInterrupted) => clear(format!(
-                    "{uri}: the query was stopped after the time limit of {} ms",
-                    limits.statement_timeout.as_millis()
-                )),
-                Some(rusqlite::ErrorCode::TooBig) => ResourceError::TooLarge {
-                    uri: uri.to_owned(),
-                    size: limits.max_row_bytes.saturating_add(1),
-                    limit: limits.max_row_bytes,
-                },
+                Some(rusqlite::ErrorCode::OperationInterrupted) => {
+                    super::super::timed_out(uri, limits.statement_timeout)
+                }
+                Some(rusqlite::ErrorCode::TooBig) => ResourceError::too_large(
+                    uri.to_owned(),
+                    limits.max_row_bytes.saturating_add(1),
+                    limits.max_row_bytes,
+                ),
                 _ => ResourceError::internal(format!("{uri}: {e}")),
             },
             OpError::Internal(m) => ResourceError::internal(format!("{uri}: {m}")),

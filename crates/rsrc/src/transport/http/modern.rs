@@ -2,13 +2,16 @@
 //! (`Mcp-Method`, `Mcp-Name`, `MCP-Protocol-Version`) must agree with the body (SEP-2243).
 //!
 //! Invariants:
-//! - The headers are compared with the members the engine will act on, read with the
-//!   engine's own envelope decoder; a mirrored member that is repeated or not a string
-//!   says nothing definite and is refused with `-32020`, never passed on unchecked.
+//! - The headers are compared with the values the engine will act on: the request as
+//!   [`Server::prepare`](crate::Server::prepare) decoded it. A mirrored member that the
+//!   typed request does not hold as one string says nothing definite and is refused with
+//!   `-32020`, never passed on unchecked.
 //! - Each request runs on a session of its own: nothing one request does is visible to
 //!   another, and dropping its response (the client closed the stream) cancels it.
-//! - Status codes: `-32601` refused before running → 404; any other refusal, and
-//!   `-32020`/`-32021`/`-32022` → 400; results and errors from running the request → 200.
+//! - Status codes: the engine says whether it refused a request before running it, and
+//!   with which status (`-32601` → 404, any other refusal → 400, see
+//!   [`Refusal::http_status`](crate::server::Refusal::http_status)); header mismatches are
+//!   400; a request that ran answers 200, whatever its result.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -17,102 +20,29 @@ use axum::response::Response;
 use base64::Engine as _;
 use http::{HeaderMap, HeaderName, StatusCode};
 use rsrc_protocol::ProtocolVersion;
-use rsrc_protocol::jsonrpc::{self, ErrorCode, ErrorObject, Message, Request, RequestId};
+use rsrc_protocol::jsonrpc::{self, ErrorCode, ErrorObject, Message, RequestId};
 use rsrc_protocol::methods::{Method as _, SubscriptionsListen};
-use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use super::{
     Settled, Shared, error_response, reply_response, settle, sse_response, status_only,
     unnumbered_sse,
 };
 use crate::context::Notifier;
-use crate::server::{Handled, Reply, Session};
+use crate::server::{Incoming, Outcome, Prepared, Session};
 
 pub(super) const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 pub(super) const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
-/// The members of a JSON object in order, duplicates included, values left raw.
-struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
-            type Value = Members<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<M: serde::de::MapAccess<'de>>(
-                self,
-                mut map: M,
-            ) -> Result<Self::Value, M::Error> {
-                let mut members = Vec::new();
-                while let Some(k) = map.next_key::<Cow<'de, str>>()? {
-                    members.push((k, map.next_value::<&'de RawValue>()?));
-                }
-                Ok(Members(members))
-            }
-        }
-        d.deserialize_map(V(std::marker::PhantomData))
-    }
-}
-
-impl<'a> Members<'a> {
-    /// The one string member `key`: `Ok(None)` if absent; `Err` if repeated or not a
-    /// string (the body would then not say one thing the header could be checked
-    /// against).
-    fn string(&self, key: &str) -> Result<Option<Cow<'a, str>>, String> {
-        let mut found = self.0.iter().filter(|(k, _)| k == key);
-        let Some((_, raw)) = found.next() else {
-            return Ok(None);
-        };
-        if found.next().is_some() {
-            return Err(format!("params member {key:?} appears more than once"));
-        }
-        serde_json::from_str::<Cow<'a, str>>(raw.get())
-            .map(Some)
-            .map_err(|_| format!("params member {key:?} is not a string"))
-    }
-
-    fn object(&self, key: &str) -> Result<Option<Members<'a>>, String> {
-        let mut found = self.0.iter().filter(|(k, _)| k == key);
-        let Some((_, raw)) = found.next() else {
-            return Ok(None);
-        };
-        if found.next().is_some() {
-            return Err(format!("params member {key:?} appears more than once"));
-        }
-        serde_json::from_str::<Members<'a>>(raw.get())
-            .map(Some)
-            .map_err(|_| format!("params member {key:?} is not an object"))
-    }
-}
-
-fn params<'a>(req: &Request<'a>) -> Result<Option<Members<'a>>, String> {
-    req.params
-        .map(|raw| serde_json::from_str::<Members<'a>>(raw.get()))
-        .transpose()
-        .map_err(|_| "params is not an object".to_owned())
-}
-
-/// The revision a request's `_meta` names, if it names one.
-fn meta_version<'a>(params: &Members<'a>) -> Result<Option<Cow<'a, str>>, String> {
-    match params.object("_meta")? {
-        Some(meta) => meta.string(rsrc_protocol::meta::PROTOCOL_VERSION_KEY),
-        None => Ok(None),
-    }
-}
-
 /// Whether a message carries a per-request revision in its `_meta`.
+// The legacy path's own check until it runs requests through `Server::run`.
 pub(super) fn speaks_modern(message: &Message<'_>) -> bool {
     let Message::Request(req) = message else {
         return false;
     };
-    params(req)
+    jsonrpc::decode_params::<rsrc_protocol::lifecycle::EmptyParams>(req.params)
         .ok()
-        .flatten()
-        .and_then(|p| meta_version(&p).ok().flatten())
+        .and_then(|p| p.meta)
+        .and_then(|m| m.protocol_version)
         .and_then(|v| v.parse::<ProtocolVersion>().ok())
         .is_some_and(ProtocolVersion::is_modern)
 }
@@ -152,23 +82,21 @@ fn header_text<'h>(
     }
 }
 
-/// The header checks of SEP-2243 for a request; `Err` carries the `-32020` message.
+/// The header checks of SEP-2243 for a request, against the typed request the engine
+/// will run; `Err` carries the `-32020` message.
 fn check_headers(
     headers: &HeaderMap,
-    req: &Request<'_>,
+    req: &Prepared,
     version: ProtocolVersion,
 ) -> Result<(), String> {
     let method = header_text(headers, &MCP_METHOD)?.ok_or("missing Mcp-Method header")?;
-    if method != req.method {
+    if method != req.method() {
         return Err(format!(
             "Header mismatch: Mcp-Method header value {method:?} does not match body value {:?}",
-            req.method
+            req.method()
         ));
     }
-    // The body is read exactly as far as the headers mirror it; a member that is
-    // repeated, or of the wrong type, cannot be checked and is refused.
-    let p = params(req)?;
-    if let Some(v) = p.as_ref().map(meta_version).transpose()?.flatten()
+    if let Some(v) = req.revision()
         && v != version.as_str()
     {
         return Err(format!(
@@ -176,15 +104,10 @@ fn check_headers(
             version.as_str()
         ));
     }
-    let mirrored_member = match req.method.as_ref() {
-        "resources/read" => Some("uri"),
-        "tools/call" | "prompts/get" => Some("name"),
-        _ => None,
-    };
-    if let Some(member) = mirrored_member {
+    if let Some(member) = req.mirrored_member() {
         let name = header_text(headers, &MCP_NAME)?.ok_or("missing Mcp-Name header")?;
-        let body = p.as_ref().map(|p| p.string(member)).transpose()?.flatten();
-        match body {
+        // The value the engine will act on; none when the body does not say one thing.
+        match req.name() {
             Some(body) if name != body => {
                 return Err(format!(
                     "Header mismatch: Mcp-Name header value {name:?} does not match body value {body:?}"
@@ -193,26 +116,12 @@ fn check_headers(
             Some(_) => {}
             None => {
                 return Err(format!(
-                    "Mcp-Name header without params.{member} in the body"
+                    "Mcp-Name header without a string params.{member} in the body"
                 ));
             }
         }
     }
     Ok(())
-}
-
-fn status_of(reply: &Reply, refused: bool) -> StatusCode {
-    match reply.error_object().map(|e| e.code) {
-        None => StatusCode::OK,
-        Some(ErrorCode::METHOD_NOT_FOUND) if refused => StatusCode::NOT_FOUND,
-        Some(_) if refused => StatusCode::BAD_REQUEST,
-        Some(
-            ErrorCode::HEADER_MISMATCH
-            | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
-            | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
-        ) => StatusCode::BAD_REQUEST,
-        Some(_) => StatusCode::OK,
-    }
 }
 
 /// A POST of revision `version`.
@@ -222,14 +131,12 @@ pub(super) async fn post(
     body: &[u8],
     version: ProtocolVersion,
 ) -> Response {
-    let message = match jsonrpc::decode(body) {
-        Ok(m) => m,
-        Err(e) => {
-            return error_response(StatusCode::BAD_REQUEST, e.id.as_ref(), &e.to_error_object());
-        }
-    };
-    match &message {
-        Message::Response(_) => {
+    let request = match sh.server.prepare(body) {
+        Incoming::Request(request) => request,
+        Incoming::Malformed(reply) => return reply_response(StatusCode::BAD_REQUEST, reply),
+        // A notification concerns no session here: there is nothing it could change.
+        Incoming::Notification(_) => return status_only(StatusCode::ACCEPTED),
+        Incoming::Response => {
             return error_response(
                 StatusCode::BAD_REQUEST,
                 None,
@@ -239,42 +146,36 @@ pub(super) async fn post(
                 ),
             );
         }
-        Message::Request(req) => {
-            if let Err(why) = check_headers(headers, req, version) {
-                return error_response(
-                    StatusCode::BAD_REQUEST,
-                    Some(&req.id),
-                    &ErrorObject::new(ErrorCode::HEADER_MISMATCH, why),
-                );
-            }
-        }
-        Message::Notification(_) => {}
+    };
+    if let Err(why) = check_headers(headers, &request, version) {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            Some(request.id()),
+            &ErrorObject::new(ErrorCode::HEADER_MISMATCH, why),
+        );
     }
     // A subscription stream lives long: it needs one of the places for streams.
-    let permit = match &message {
-        Message::Request(req) if req.method == SubscriptionsListen::NAME => {
-            match sh.stream_permit() {
-                Some(p) => Some(p),
-                None => return super::too_many_streams(Some(&req.id)),
-            }
+    let permit = if request.method() == SubscriptionsListen::NAME {
+        match sh.stream_permit() {
+            Some(p) => Some(p),
+            None => return super::too_many_streams(Some(request.id())),
         }
-        _ => None,
+    } else {
+        None
     };
     let session = Arc::new(Session::stateless(Notifier::discard()).closing_with(sh.stop.clone()));
     let (notifier, notes) = Notifier::channel(sh.config.notification_queue);
-    let handled = sh.server.handle_decoded(&session, message, &notifier);
+    let outcome = sh.server.run(&session, request, &notifier);
     drop(notifier);
-    match handled {
-        Handled::None => status_only(StatusCode::ACCEPTED),
-        Handled::Reply(reply) => {
-            let status = status_of(&reply, true);
-            reply_response(status, reply)
+    match outcome {
+        Outcome::Refused(refusal) => {
+            let status =
+                StatusCode::from_u16(refusal.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
+            reply_response(status, refusal.into_reply())
         }
-        Handled::Pending(fut) => match settle(fut, notes).await {
-            Settled::Json(Some(reply)) => {
-                let status = status_of(&reply, false);
-                reply_response(status, reply)
-            }
+        Outcome::Answered(reply) => reply_response(StatusCode::OK, reply),
+        Outcome::Running(fut) => match settle(fut, notes).await {
+            Settled::Json(Some(reply)) => reply_response(StatusCode::OK, reply),
             Settled::Json(None) => sse_response(futures_util::stream::empty()),
             Settled::Stream(events) => unnumbered_sse(events, sh.config.keep_alive, permit),
         },
@@ -286,12 +187,12 @@ mod tests {
     use super::*;
     use http::HeaderValue;
 
-    fn request(body: &str) -> (Vec<u8>, HeaderMap) {
-        (body.as_bytes().to_vec(), HeaderMap::new())
-    }
-
-    fn check(body: &[u8], headers: &HeaderMap) -> Result<(), String> {
-        let Ok(Message::Request(req)) = jsonrpc::decode(body) else {
+    fn check(body: &str, headers: &HeaderMap) -> Result<(), String> {
+        let server = crate::Server::builder("t", "1")
+            .tools(crate::ToolsConfig::default())
+            .build()
+            .unwrap();
+        let Incoming::Request(req) = server.prepare(body.as_bytes()) else {
             panic!("not a request")
         };
         check_headers(headers, &req, ProtocolVersion::V2026_07_28)
@@ -301,30 +202,30 @@ mod tests {
 
     #[test]
     fn method_and_name_must_match_the_body() {
-        let (body, mut h) = request(READ);
-        assert!(check(&body, &h).unwrap_err().contains("Mcp-Method"));
+        let mut h = HeaderMap::new();
+        assert!(check(READ, &h).unwrap_err().contains("Mcp-Method"));
         h.insert(MCP_METHOD, HeaderValue::from_static("resources/list"));
-        assert!(check(&body, &h).unwrap_err().contains("does not match"));
+        assert!(check(READ, &h).unwrap_err().contains("does not match"));
         h.insert(MCP_METHOD, HeaderValue::from_static("resources/read"));
-        assert!(check(&body, &h).unwrap_err().contains("Mcp-Name"));
+        assert!(check(READ, &h).unwrap_err().contains("Mcp-Name"));
         h.insert(MCP_NAME, HeaderValue::from_static("file:///a%20b"));
-        assert!(check(&body, &h).unwrap_err().contains("does not match"));
+        assert!(check(READ, &h).unwrap_err().contains("does not match"));
         h.insert(MCP_NAME, HeaderValue::from_static("file:///a b"));
-        assert_eq!(check(&body, &h), Ok(()));
+        assert_eq!(check(READ, &h), Ok(()));
     }
 
     #[test]
     fn base64_sentinel_values_are_decoded_before_comparing() {
-        let (body, mut h) = request(READ);
+        let mut h = HeaderMap::new();
         h.insert(MCP_METHOD, HeaderValue::from_static("resources/read"));
         let encoded = base64::engine::general_purpose::STANDARD.encode("file:///a b");
         h.insert(
             MCP_NAME,
             HeaderValue::from_str(&format!("=?base64?{encoded}?=")).unwrap(),
         );
-        assert_eq!(check(&body, &h), Ok(()));
+        assert_eq!(check(READ, &h), Ok(()));
         h.insert(MCP_NAME, HeaderValue::from_static("=?base64?!!!?="));
-        assert!(check(&body, &h).unwrap_err().contains("base64"));
+        assert!(check(READ, &h).unwrap_err().contains("base64"));
     }
 
     #[test]
@@ -338,16 +239,17 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///public","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}"#,
         ] {
-            assert!(check(body.as_bytes(), &h).is_err(), "{body}");
+            assert!(check(body, &h).is_err(), "{body}");
         }
-        // Members the headers do not mirror are not read.
+        // Members the headers do not mirror are not compared.
         let ok = r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///public","name":1}}"#;
-        assert_eq!(check(ok.as_bytes(), &h), Ok(()));
+        assert_eq!(check(ok, &h), Ok(()));
+        // A repeated name: the header is compared with the one the engine acts on.
         let mut tool = HeaderMap::new();
         tool.insert(MCP_METHOD, HeaderValue::from_static("tools/call"));
         tool.insert(MCP_NAME, HeaderValue::from_static("safe"));
         let twice = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"safe","name":"danger"}}"#;
-        assert!(check(twice.as_bytes(), &tool).is_err());
+        assert!(check(twice, &tool).is_err());
     }
 
     #[test]
@@ -357,7 +259,7 @@ mod tests {
         h.insert(MCP_METHOD, HeaderValue::from_static("resources/read"));
         h.insert(MCP_NAME, HeaderValue::from_static("file:///a b"));
         assert!(
-            check(body.as_bytes(), &h)
+            check(&body, &h)
                 .unwrap_err()
                 .contains("MCP-Protocol-Version")
         );

@@ -1,0 +1,230 @@
+//! The responses both eras share: JSON replies and errors, bare statuses, event streams
+//! (with keep-alive comments, holding a place among the long-lived streams while sent),
+//! and settling a running request into one JSON reply or a stream of its notifications
+//! followed by its reply.
+//!
+//! Invariant: a request's reply and notifications only ever go to the HTTP response of
+//! that request; a reply's bytes keep what it holds of the budget of content in flight
+//! until the connection has sent or dropped them.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt as _};
+use http::StatusCode;
+use http::header::{self, HeaderName, HeaderValue};
+use rsrc_protocol::jsonrpc::{self, ErrorCode, ErrorObject, RequestId};
+use tokio::sync::mpsc;
+
+use super::sse;
+use crate::provider::BoxFuture;
+use crate::server::Reply;
+
+const ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
+
+/// How a request's answer is delivered.
+pub(super) enum Settled {
+    /// One JSON response (or, for `None`, nothing: the request was cancelled).
+    Json(Option<Reply>),
+    /// Notifications came first: an event stream of encoded messages, the reply last.
+    Stream(RequestEvents),
+}
+
+/// Waits until the answer of a request is either complete (JSON) or known to need a
+/// stream (a notification arrived before the reply).
+pub(super) async fn settle(
+    mut fut: BoxFuture<'static, Option<Reply>>,
+    mut notes: mpsc::Receiver<Vec<u8>>,
+) -> Settled {
+    tokio::select! {
+        biased;
+        Some(first) = notes.recv() => Settled::Stream(RequestEvents {
+            queued: vec![Bytes::from(first)],
+            fut: Some(fut),
+            notes,
+        }),
+        reply = &mut fut => {
+            let mut queued = Vec::new();
+            while let Ok(n) = notes.try_recv() {
+                queued.push(Bytes::from(n));
+            }
+            if queued.is_empty() {
+                Settled::Json(reply)
+            } else {
+                queued.extend(reply.map(Reply::into_bytes));
+                Settled::Stream(RequestEvents { queued, fut: None, notes })
+            }
+        }
+    }
+}
+
+/// The messages of one request answered on a stream: its notifications, then its reply.
+pub(super) struct RequestEvents {
+    /// Ready messages, oldest first (a reply holds its share of the content budget).
+    queued: Vec<Bytes>,
+    fut: Option<BoxFuture<'static, Option<Reply>>>,
+    notes: mpsc::Receiver<Vec<u8>>,
+}
+
+impl RequestEvents {
+    /// The messages as a stream; dropping it drops (cancels) the request.
+    pub(super) fn into_stream(self) -> impl Stream<Item = Bytes> + Send + 'static {
+        let mut this = self;
+        this.queued.reverse();
+        futures_util::stream::unfold(this, |mut this| async move {
+            loop {
+                if let Some(m) = this.queued.pop() {
+                    return Some((m, this));
+                }
+                let fut = this.fut.as_mut()?;
+                tokio::select! {
+                    biased;
+                    Some(n) = this.notes.recv() => return Some((Bytes::from(n), this)),
+                    reply = fut => {
+                        this.fut = None;
+                        let mut rest = Vec::new();
+                        while let Ok(n) = this.notes.try_recv() {
+                            rest.push(Bytes::from(n));
+                        }
+                        rest.extend(reply.map(Reply::into_bytes));
+                        rest.reverse();
+                        this.queued = rest;
+                    }
+                }
+            }
+        })
+    }
+}
+
+pub(super) fn json_response(status: StatusCode, body: impl Into<Bytes>) -> Response {
+    let mut res = Response::new(Body::from(body.into()));
+    *res.status_mut() = status;
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    res
+}
+
+/// The reply as a JSON response; its bytes keep what the reply held of the content
+/// budget until the connection has sent or dropped them.
+pub(super) fn reply_response(status: StatusCode, reply: Reply) -> Response {
+    json_response(status, reply.into_bytes())
+}
+
+pub(super) fn error_response(
+    status: StatusCode,
+    id: Option<&RequestId>,
+    error: &ErrorObject,
+) -> Response {
+    let mut body = Vec::with_capacity(128);
+    // Writing a plain error object into a Vec cannot fail.
+    let _ = jsonrpc::write_error(&mut body, id, error);
+    json_response(status, body)
+}
+
+/// A refusal at the HTTP level: a JSON-RPC error without an id.
+pub(super) fn rejection(
+    status: StatusCode,
+    code: ErrorCode,
+    message: impl Into<String>,
+) -> Response {
+    error_response(status, None, &ErrorObject::new(code, message))
+}
+
+pub(super) fn status_only(status: StatusCode) -> Response {
+    let mut res = Response::new(Body::empty());
+    *res.status_mut() = status;
+    res
+}
+
+pub(super) fn method_not_allowed() -> Response {
+    let mut res = status_only(StatusCode::METHOD_NOT_ALLOWED);
+    res.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+    res
+}
+
+pub(super) fn sse_response<S>(body: S) -> Response
+where
+    S: Stream<Item = Result<Bytes, std::convert::Infallible>> + Send + 'static,
+{
+    let mut res = Response::new(Body::from_stream(body));
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, no-transform"),
+    );
+    h.insert(ACCEL_BUFFERING, HeaderValue::from_static("no"));
+    res
+}
+
+/// 503: the cap on long-lived streams is reached.
+pub(super) fn too_many_streams(id: Option<&RequestId>) -> Response {
+    let mut res = error_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        id,
+        &ErrorObject::new(
+            ErrorCode::INTERNAL_ERROR,
+            "too many streams are open; retry later",
+        ),
+    );
+    res.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    res
+}
+
+/// `body`, holding `permit` for as long as it is being sent.
+pub(super) fn holding<S, T>(
+    body: S,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) -> impl Stream<Item = T> + Send + 'static
+where
+    S: Stream<Item = T> + Send + 'static,
+{
+    body.map(move |item| {
+        let _ = &permit;
+        item
+    })
+}
+
+/// An SSE response of `events`, framed without ids (nothing to resume), with a comment
+/// line after every `keep_alive` of silence so that a long-lived stream (a
+/// `subscriptions/listen`) outlives proxies' idle timeouts.
+pub(super) fn unnumbered_sse(
+    events: RequestEvents,
+    keep_alive: Duration,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+) -> Response {
+    let events = Box::pin(events.into_stream());
+    // Each message goes out as three chunks, so a large reply is not copied to be framed
+    // and its bytes keep holding their share of the content budget until sent.
+    let body = futures_util::stream::unfold(
+        (events, Vec::new()),
+        move |(mut events, mut pending): (_, Vec<Bytes>)| async move {
+            if let Some(chunk) = pending.pop() {
+                return Some((Ok(chunk), (events, pending)));
+            }
+            tokio::select! {
+                m = events.next() => {
+                    let [open, message, close] = sse::frame_parts(m?);
+                    pending.extend([close, message]);
+                    Some((Ok(open), (events, pending)))
+                }
+                () = tokio::time::sleep(keep_alive) => {
+                    Some((Ok(Bytes::from_static(sse::KEEP_ALIVE)), (events, pending)))
+                }
+            }
+        },
+    );
+    match permit {
+        Some(permit) => sse_response(holding(body, permit)),
+        None => sse_response(body),
+    }
+}
