@@ -32,6 +32,7 @@ mod error;
 mod extension;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod keyset;
 mod provider;
 mod resource_set;
 pub mod server;
