@@ -32,8 +32,8 @@ pub use redis::{RedisBus, RedisBusError, RedisBusOptions};
 #[cfg(any(feature = "http", feature = "redis"))]
 pub(crate) use store::RETAINED_STREAMS;
 pub use store::{
-    Claim, SessionChanged, SessionState, SessionStore, StoreError, StoredEvent, StoredSession,
-    StreamTail,
+    Claim, Keep, Lookup, Revision, SessionChanged, SessionState, SessionStore, StoreError,
+    StoredEvent, StoredSession, StreamTail,
 };
 
 use crate::changes::Hub;

@@ -1,5 +1,6 @@
 //! The change bus on Redis: two servers on one Redis (a throwaway `redis-server`) share
-//! changes, signals and leases, and recover from Redis going away.
+//! changes, signals and leases, and recover from Redis going away, from a subscription
+//! that dies without a word, and from a stalled runtime.
 
 mod common;
 
@@ -14,20 +15,32 @@ use rsrc_testkit::Peer;
 use rsrc_testkit::redis::RedisServer;
 use serde_json::json;
 
+/// Leases of the default 3 s: a holder keeps its lease through a stall of over a second
+/// (the tests run on loaded machines).
 fn options() -> RedisBusOptions {
-    let mut o = RedisBusOptions::default();
-    o.lease_ttl = Duration::from_millis(900);
-    o
+    RedisBusOptions::default()
 }
 
+/// The resource that [`until_connected`] changes to see the bus work: left out of what
+/// the tests count.
+const PROBE: &str = "w:///probe";
+
 async fn instance(redis: &RedisServer) -> Server {
-    let bus = RedisBus::connect(&redis.url(), options()).await.unwrap();
+    instance_at(&redis.url()).await
+}
+
+async fn instance_at(url: &str) -> Server {
+    server_on(RedisBus::connect(url, options()).await.unwrap())
+}
+
+fn server_on(bus: RedisBus) -> Server {
     Server::builder("rsrc-bus", "0")
         .mount(
             "w:",
             ResourceSet::new()
                 .with_text(Resource::new("w:///a", "a"), "A")
                 .with_text(Resource::new("w:///b", "b"), "B")
+                .with_text(Resource::new(PROBE, "probe"), "P")
                 .with_subscriptions(),
         )
         .bus(bus)
@@ -38,31 +51,81 @@ async fn instance(redis: &RedisServer) -> Server {
 async fn subscribed(server: &Server, uri: &str) -> Peer {
     let mut peer = common::connect(server);
     peer.initialize(ProtocolVersion::V2025_11_25).await;
-    let ok = peer
-        .request("resources/subscribe", json!({"uri": uri}))
-        .await;
-    assert_eq!(ok["result"], json!({}));
+    for uri in [uri, PROBE] {
+        let ok = peer
+            .request("resources/subscribe", json!({"uri": uri}))
+            .await;
+        assert_eq!(ok["result"], json!({}));
+    }
     peer
 }
 
+/// The URIs updated within `wait` (the probe left out).
 async fn updates(peer: &mut Peer, wait: Duration) -> Vec<String> {
     peer.drain(wait)
         .await
         .iter()
         .filter(|m| m["method"] == "notifications/resources/updated")
         .map(|m| m["params"]["uri"].as_str().unwrap().to_owned())
+        .filter(|u| u != PROBE)
         .collect()
 }
 
-/// Waits until the subscription of `server` is up: a change published then arrives.
-async fn until_connected(from: &Server, peer: &mut Peer, uri: &str) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        from.changes().updated(uri);
-        if !updates(peer, Duration::from_millis(200)).await.is_empty() {
-            return;
+/// Waits until `peer` hears a change of the probe published by `from`: the bus works.
+/// A probe is published again only after 3 s without hearing one (one published before
+/// the subscription was up is lost, not late), and the peer is drained until quiet, so
+/// that no probe is left on its way.
+async fn until_connected(from: &Server, peer: &mut Peer) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    'probing: loop {
+        from.changes().updated(PROBE);
+        let asked = Instant::now();
+        while asked.elapsed() < Duration::from_secs(3) {
+            let heard = peer.drain(Duration::from_millis(100)).await;
+            if heard.iter().any(|m| m["params"]["uri"] == PROBE) {
+                break 'probing;
+            }
         }
         assert!(Instant::now() < deadline, "the bus never delivered");
+    }
+    while !peer.drain(Duration::from_millis(500)).await.is_empty() {}
+}
+
+/// Waits until `f` holds, polling; false after 10 s.
+async fn eventually(mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if f() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+fn redis_conn(url: &str) -> redis::Connection {
+    redis::Client::open(url).unwrap().get_connection().unwrap()
+}
+
+/// The URIs `peer` hears until it hears the probe, which `from` changes after what the
+/// test did: what the bus carried before the probe has arrived (messages keep their
+/// order), so nothing more of it can come.
+async fn heard_until_probe(from: &Server, peer: &mut Peer) -> Vec<String> {
+    from.changes().updated(PROBE);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut got = Vec::new();
+    loop {
+        for m in peer.drain(Duration::from_millis(100)).await {
+            if m["method"] != "notifications/resources/updated" {
+                continue;
+            }
+            match m["params"]["uri"].as_str() {
+                Some(PROBE) => return got,
+                Some(uri) => got.push(uri.to_owned()),
+                None => {}
+            }
+        }
+        assert!(Instant::now() < deadline, "the probe never arrived");
     }
 }
 
@@ -74,31 +137,21 @@ async fn a_change_seen_by_one_instance_reaches_subscribers_of_the_other_once() {
     let (a, b) = (instance(&redis).await, instance(&redis).await);
     let mut on_a = subscribed(&a, "w:///a").await;
     let mut on_b = subscribed(&b, "w:///a").await;
-    until_connected(&a, &mut on_b, "w:///a").await;
-    updates(&mut on_a, Duration::from_millis(100)).await;
+    until_connected(&a, &mut on_b).await;
+    while !on_a.drain(Duration::from_millis(300)).await.is_empty() {}
 
     a.changes().updated("w:///a");
+    assert_eq!(heard_until_probe(&a, &mut on_b).await, ["w:///a"]);
     assert_eq!(
-        updates(&mut on_b, Duration::from_millis(500)).await,
-        ["w:///a"]
-    );
-    assert_eq!(
-        updates(&mut on_a, Duration::from_millis(100)).await,
+        heard_until_probe(&a, &mut on_a).await,
         ["w:///a"],
         "its own change reaches an instance once, not again through Redis"
     );
     // Only subscribers hear of a URI; a local feed's changes stay on their instance.
     a.changes().updated("w:///b");
     a.changes().local().updated("w:///a");
-    assert!(
-        updates(&mut on_b, Duration::from_millis(400))
-            .await
-            .is_empty()
-    );
-    assert_eq!(
-        updates(&mut on_a, Duration::from_millis(100)).await,
-        ["w:///a"]
-    );
+    assert!(heard_until_probe(&a, &mut on_b).await.is_empty());
+    assert_eq!(heard_until_probe(&a, &mut on_a).await, ["w:///a"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -108,7 +161,7 @@ async fn a_signal_runs_the_handlers_of_the_other_instances_only() {
     };
     let (a, b) = (instance(&redis).await, instance(&redis).await);
     let mut on_b = subscribed(&b, "w:///a").await;
-    until_connected(&a, &mut on_b, "w:///a").await;
+    until_connected(&a, &mut on_b).await;
     let (heard_a, heard_b) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     for (server, heard) in [(&a, &heard_a), (&b, &heard_b)] {
         let heard = Arc::clone(heard);
@@ -118,7 +171,8 @@ async fn a_signal_runs_the_handlers_of_the_other_instances_only() {
     }
     a.changes().signal("db://shop");
     a.changes().signal("db://other");
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Signals travel the channel in order with the probe.
+    heard_until_probe(&a, &mut on_b).await;
     assert_eq!(heard_b.load(Ordering::SeqCst), 1);
     assert_eq!(heard_a.load(Ordering::SeqCst), 0);
 }
@@ -146,33 +200,36 @@ async fn one_instance_holds_a_lease_and_another_takes_over_when_it_dies() {
     })
     .join()
     .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !first.held() {
-        assert!(Instant::now() < deadline, "nobody took the lease");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    assert!(eventually(|| first.held()).await, "nobody took the lease");
     let (b, c) = (instance(&redis).await, instance(&redis).await);
     let (lb, lc) = (
         b.changes().lease("db://shop"),
         c.changes().lease("db://shop"),
     );
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(holders(&[&first, &lb, &lc]), 1, "one holder at a time");
-    assert!(first.held());
+    // Through more than two renewals: the holder keeps it, nobody else has it.
+    let until = Instant::now() + Duration::from_millis(2500);
+    while Instant::now() < until {
+        assert!(!lb.held() && !lc.held(), "one holder at a time");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(eventually(|| first.held()).await);
     // Another name is another lease.
     let other = b.changes().lease("git://repo");
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    assert!(other.held());
+    assert!(eventually(|| other.held()).await);
 
     let died = Instant::now();
     std::thread::spawn(move || drop(doomed)).join().unwrap();
     let deadline = died + Duration::from_secs(5);
     while holders(&[&lb, &lc]) == 0 {
         assert!(Instant::now() < deadline, "no takeover within 5 s");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    tokio::time::sleep(Duration::from_millis(1000)).await;
-    assert_eq!(holders(&[&lb, &lc]), 1);
+    eprintln!("the lease moved {:?} after its holder died", died.elapsed());
+    let until = Instant::now() + Duration::from_millis(1500);
+    while Instant::now() < until {
+        assert!(holders(&[&lb, &lc]) <= 1, "one holder at a time");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -180,8 +237,7 @@ async fn an_instance_leaving_gives_its_leases_up_before_they_would_expire() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    // Leases that last 9 s, tried every 3 s: only giving them up lets another take
-    // over within 7 s.
+    // Leases that last 9 s: only giving them up lets another take over within 7 s.
     let mut slow = options();
     slow.lease_ttl = Duration::from_secs(9);
     let bus = |o: RedisBusOptions| {
@@ -225,7 +281,7 @@ async fn listeners_are_resynchronised_when_redis_comes_back() {
     let (a, b) = (instance(&redis).await, instance(&redis).await);
     let mut on_b = subscribed(&b, "w:///a").await;
     let mut also_b = subscribed(&b, "w:///b").await;
-    until_connected(&a, &mut on_b, "w:///a").await;
+    until_connected(&a, &mut on_b).await;
     updates(&mut also_b, Duration::from_millis(50)).await;
 
     redis.kill();
@@ -248,5 +304,224 @@ async fn listeners_are_resynchronised_when_redis_comes_back() {
     assert!(got_b.contains(&"w:///b".to_owned()), "{got_b:?}");
     // And the bus works again.
     updates(&mut on_b, Duration::from_millis(300)).await;
-    until_connected(&a, &mut on_b, "w:///a").await;
+    until_connected(&a, &mut on_b).await;
+}
+
+#[test]
+fn a_holder_stalled_past_its_local_hold_keeps_the_lease_without_a_gap() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    // The holder's runtime has one worker, which the test stalls.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (lease, _server) = rt.block_on(async {
+        let server = instance(&redis).await;
+        (server.changes().lease("db://shop"), server)
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !lease.held() {
+        assert!(Instant::now() < deadline, "nobody took the lease");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut c = redis_conn(&redis.url());
+    let key = "rsrc:lease:db://shop";
+    // Just after a renewal (3 s to live, renewed every second)...
+    loop {
+        let left: i64 = redis::cmd("PTTL").arg(key).query(&mut c).unwrap();
+        if left > 2900 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the lease is not renewed");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    // ...the runtime stalls past 80 % of the TTL (the hold lapses here), not past the TTL.
+    rt.spawn(async { std::thread::sleep(Duration::from_millis(2500)) });
+    let stalled = Instant::now();
+    while stalled.elapsed() < Duration::from_millis(4500) {
+        let holder: Option<String> = redis::cmd("GET").arg(key).query(&mut c).unwrap();
+        assert!(
+            holder.is_some(),
+            "the lease was free {:?} after the stall began",
+            stalled.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(lease.held(), "held again once the runtime runs");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leaving_while_renewals_are_in_flight_leaves_no_lease_held_anywhere() {
+    use rsrc::bus::ChangeBus as _;
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let mut c = redis_conn(&redis.url());
+    let mut quick = options();
+    quick.lease_ttl = Duration::from_millis(900);
+    // Many leases make each renewal round long, so that leaving often lands inside one.
+    for trial in 0..15_u64 {
+        let bus = RedisBus::connect(&redis.url(), quick.clone())
+            .await
+            .unwrap();
+        let leases: Vec<Lease> = (0..300)
+            .map(|i| bus.lease(&format!("t{trial}:{i}")))
+            .collect();
+        assert!(
+            eventually(|| leases.iter().all(Lease::held)).await,
+            "the leases are taken"
+        );
+        tokio::time::sleep(Duration::from_millis((trial * 20) % 300)).await;
+        bus.leave().await;
+        // Any attempt in flight has been answered.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let held = leases.iter().filter(|l| l.held()).count();
+        assert_eq!(held, 0, "trial {trial}: held here after leaving");
+        let left: Vec<String> = redis::cmd("KEYS")
+            .arg(format!("rsrc:lease:t{trial}:*"))
+            .query(&mut c)
+            .unwrap();
+        assert!(left.is_empty(), "trial {trial}: still in Redis: {left:?}");
+    }
+}
+
+/// A TCP proxy to Redis that, once `mute` is set, stops passing Redis's bytes to the
+/// connections that subscribed before: a subscription that dies without closing.
+struct Blackhole {
+    url: String,
+    mute: Arc<std::sync::atomic::AtomicBool>,
+}
+
+async fn blackhole(upstream: u16) -> Blackhole {
+    use std::sync::atomic::AtomicBool;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("redis://{}", listener.local_addr().unwrap());
+    let mute = Arc::new(AtomicBool::new(false));
+    let muting = Arc::clone(&mute);
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let Ok(server) = tokio::net::TcpStream::connect(("127.0.0.1", upstream)).await else {
+                continue;
+            };
+            // Connections made once muted pass everything: reconnecting works.
+            let spared = muting.load(Ordering::SeqCst);
+            let subscribed = Arc::new(AtomicBool::new(false));
+            let (mut cr, mut cw) = client.into_split();
+            let (mut sr, mut sw) = server.into_split();
+            let saw = Arc::clone(&subscribed);
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 16 * 1024];
+                while let Ok(n @ 1..) = cr.read(&mut buf).await {
+                    if buf[..n]
+                        .windows(9)
+                        .any(|w| w.eq_ignore_ascii_case(b"SUBSCRIBE"))
+                    {
+                        saw.store(true, Ordering::SeqCst);
+                    }
+                    if sw.write_all(&buf[..n]).await.is_err() {
+                        return;
+                    }
+                }
+            });
+            let muting = Arc::clone(&muting);
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 16 * 1024];
+                while let Ok(n @ 1..) = sr.read(&mut buf).await {
+                    let silent = !spared
+                        && subscribed.load(Ordering::SeqCst)
+                        && muting.load(Ordering::SeqCst);
+                    if !silent && cw.write_all(&buf[..n]).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    Blackhole { url, mute }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_that_goes_silent_is_restarted_and_listeners_resync() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let proxy = blackhole(redis.port()).await;
+    let a = instance(&redis).await;
+    let b = instance_at(&proxy.url).await;
+    let mut on_b = subscribed(&b, "w:///a").await;
+    until_connected(&a, &mut on_b).await;
+    heard_until_probe(&a, &mut on_b).await;
+
+    proxy.mute.store(true, Ordering::SeqCst);
+    // Lost on B's silent subscription.
+    a.changes().updated("w:///a");
+    // B does not hear its own heartbeat any more: it subscribes again, and its listeners
+    // hear an update of each subscription.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut got = Vec::new();
+    while !got.iter().any(|u| u == "w:///a") {
+        assert!(Instant::now() < deadline, "B never noticed: {got:?}");
+        got.extend(updates(&mut on_b, Duration::from_millis(200)).await);
+    }
+    // And the bus works again.
+    until_connected(&a, &mut on_b).await;
+}
+
+/// The clients connected to Redis, but the one asking.
+fn clients(c: &mut redis::Connection, kind: &str) -> usize {
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .arg("TYPE")
+        .arg(kind)
+        .query(c)
+        .unwrap();
+    let me: i64 = redis::cmd("CLIENT").arg("ID").query(c).unwrap();
+    list.lines()
+        .filter(|l| !l.starts_with(&format!("id={me} ")))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bus_lets_go_of_redis_when_its_server_is_dropped() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let mut c = redis_conn(&redis.url());
+    let server = instance(&redis).await;
+    let lease = server.changes().lease("db://shop");
+    assert!(
+        eventually(|| clients(&mut c, "pubsub") == 1).await,
+        "subscribed"
+    );
+    assert!(eventually(|| lease.held()).await);
+    drop(server);
+    assert!(
+        eventually(|| clients(&mut c, "pubsub") + clients(&mut c, "normal") == 0).await,
+        "every connection closed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listeners_resync_once_subscribed_when_the_first_attempt_failed() {
+    let Some(mut redis) = RedisServer::start() else {
+        return;
+    };
+    let bus = RedisBus::connect(&redis.url(), options()).await.unwrap();
+    redis.kill();
+    // The server subscribes while Redis is away: changes published meanwhile are lost.
+    let b = server_on(bus);
+    let mut on_b = subscribed(&b, "w:///a").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    redis.restart();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut got = Vec::new();
+    while !got.iter().any(|u| u == "w:///a") {
+        assert!(Instant::now() < deadline, "no resync: {got:?}");
+        got.extend(updates(&mut on_b, Duration::from_millis(200)).await);
+    }
 }

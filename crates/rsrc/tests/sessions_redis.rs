@@ -1,6 +1,9 @@
 //! Sessions of the 2025 revisions shared through Redis: two HTTP instances on one Redis
 //! (a throwaway `redis-server`) serve one session, whichever gets each request — its
-//! subscriptions, log level, GET stream, resumption, DELETE and expiry.
+//! subscriptions, log level, GET stream, resumption, DELETE and expiry — and what
+//! happens when Redis loses data, an announcement is lost, or two instances write at
+//! once. Some tests write to Redis directly, to stand for another instance whose
+//! announcement has not arrived.
 
 mod common;
 #[path = "common/http.rs"]
@@ -21,15 +24,16 @@ use serde_json::{Value, json};
 const UPDATED: &str = "notifications/resources/updated";
 
 async fn instance(redis: &RedisServer, config: HttpConfig) -> (Server, Running) {
-    let mut options = RedisBusOptions::default();
-    options.lease_ttl = Duration::from_millis(900);
-    let bus = RedisBus::connect(&redis.url(), options).await.unwrap();
+    let bus = RedisBus::connect(&redis.url(), RedisBusOptions::default())
+        .await
+        .unwrap();
     let server = Server::builder("rsrc-shared-sessions", "0")
         .mount("sample:", common::sample_set())
         .mount(
             "w:",
             rsrc::ResourceSet::new()
                 .with_text(Resource::new("w:///a", "a"), "A")
+                .with_text(Resource::new("w:///b", "b"), "B")
                 .with_subscriptions(),
         )
         .bus(bus)
@@ -78,6 +82,48 @@ async fn next_of(stream: &mut SseStream, method: &str, wait: Duration) -> Option
         };
         if msg["method"] == method {
             return Some((event.id.unwrap_or_default(), msg));
+        }
+    }
+}
+
+/// Runs a command on Redis directly (standing for another instance, or an operator).
+fn redis_cmd<T: redis::FromRedisValue>(redis: &RedisServer, args: &[&str]) -> T {
+    let mut c = redis::Client::open(redis.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let mut cmd = redis::cmd(args[0]);
+    for a in &args[1..] {
+        cmd.arg(*a);
+    }
+    cmd.query(&mut c).unwrap()
+}
+
+fn key(sid: &str) -> String {
+    format!("rsrc:session:{sid}")
+}
+
+/// The `notifications/message` levels of a read of `sample:///noisy` (one info, one
+/// error line) through `peer`.
+async fn noisy_levels(peer: &mut HttpPeer) -> Vec<String> {
+    let res = call(peer, "resources/read", json!({"uri": "sample:///noisy"})).await;
+    res.messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .map(|m| m["params"]["level"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// Whether `stream` ends (rather than goes quiet) within `wait`.
+async fn ends_within(stream: &mut SseStream, wait: Duration) -> bool {
+    let deadline = Instant::now() + wait;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        if stream.next_event(left).await.is_none() {
+            return Instant::now() < deadline;
         }
     }
 }
@@ -145,15 +191,27 @@ async fn every_request_of_a_session_may_land_on_another_instance() {
     assert_eq!(logs.len(), 1, "{:?}", noisy.messages);
     assert_eq!(logs[0]["params"]["level"], "error");
 
-    // Unsubscribed on B: A's stream no longer hears the resource.
+    // Unsubscribed on B: A's stream no longer hears the resource. Each round changes
+    // `a` then `b` (still subscribed): hearing `b` without `a` is the positive signal.
+    let sub = call(&mut on_b, "resources/subscribe", json!({"uri": "w:///b"})).await;
+    assert_eq!(sub.json()["result"], json!({}));
     let unsub = call(&mut on_b, "resources/unsubscribe", json!({"uri": "w:///a"})).await;
     assert_eq!(unsub.json()["result"], json!({}));
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    sb.changes().updated("w:///a");
     assert!(
-        next_of(&mut stream, UPDATED, Duration::from_millis(600))
-            .await
-            .is_none()
+        eventually(async || {
+            sb.changes().updated("w:///a");
+            sb.changes().updated("w:///b");
+            let mut heard = Vec::new();
+            while let Some((_, m)) = next_of(&mut stream, UPDATED, Duration::from_secs(2)).await {
+                heard.push(m["params"]["uri"].as_str().unwrap().to_owned());
+                if heard.last().is_some_and(|u| u == "w:///b") {
+                    break;
+                }
+            }
+            heard == ["w:///b"]
+        })
+        .await,
+        "A's stream stops hearing a resource unsubscribed on B"
     );
 }
 
@@ -333,4 +391,480 @@ async fn another_identity_cannot_use_a_shared_session_and_junk_ids_are_unknown()
     }
     let mut on_b = at(b.addr, &sid);
     assert_eq!(call(&mut on_b, "ping", json!({})).await.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_go_on_when_redis_restarts_empty_and_are_put_back_from_their_copies() {
+    let Some(mut redis) = RedisServer::start() else {
+        return;
+    };
+    let (sa, a) = instance(&redis, HttpConfig::default()).await;
+    let (sb, b) = instance(&redis, HttpConfig::default()).await;
+    let mut first = a.peer();
+    first.initialize().await;
+    let sid = first.session().unwrap().to_owned();
+    let mut on_b = at(b.addr, &sid);
+    let sub = call(&mut on_b, "resources/subscribe", json!({"uri": "w:///a"})).await;
+    assert_eq!(sub.json()["result"], json!({}));
+    let mut stream = get_stream(&at(a.addr, &sid), None).await;
+    assert!(
+        eventually(async || {
+            sa.changes().updated("w:///a");
+            next_of(&mut stream, UPDATED, Duration::from_millis(200))
+                .await
+                .is_some()
+        })
+        .await
+    );
+
+    // Redis restarts without persistence: every key is gone.
+    redis.restart();
+    let exists = |k: &str| redis_cmd::<bool>(&redis, &["EXISTS", k]);
+    assert!(!exists(&key(&sid)));
+    // The instances that know the session serve it on, and put it back.
+    assert_eq!(
+        call(&mut at(a.addr, &sid), "ping", json!({})).await.status,
+        200
+    );
+    assert_eq!(call(&mut on_b, "ping", json!({})).await.status, 200);
+    assert!(
+        eventually(async || exists(&key(&sid))).await,
+        "the session is re-created from a copy"
+    );
+    let members: Vec<String> = redis_cmd(&redis, &["SMEMBERS", &format!("{}:subs", key(&sid))]);
+    assert_eq!(members, ["w:///a"], "with its subscription");
+    // An instance that never saw it loads it from there.
+    let (_sc, c) = instance(&redis, HttpConfig::default()).await;
+    let mut on_c = at(c.addr, &sid);
+    assert_eq!(call(&mut on_c, "ping", json!({})).await.status, 200);
+    // A's GET stream goes on, hearing changes seen elsewhere once the bus is back.
+    assert!(
+        eventually(async || {
+            sb.changes().updated("w:///a");
+            next_of(&mut stream, UPDATED, Duration::from_millis(300))
+                .await
+                .is_some()
+        })
+        .await,
+        "the GET stream goes on after the restart"
+    );
+    // DELETE still ends it everywhere, for good.
+    let host = on_c.host();
+    let deleted = on_c
+        .send(
+            "DELETE",
+            &[
+                ("host", &host),
+                ("mcp-session-id", &sid),
+                ("mcp-protocol-version", "2025-11-25"),
+            ],
+            b"",
+        )
+        .await;
+    assert_eq!(deleted.status, 204);
+    for addr in [a.addr, b.addr] {
+        assert!(
+            eventually(async || call(&mut at(addr, &sid), "ping", json!({})).await.status == 404)
+                .await
+        );
+    }
+    assert!(!exists(&key(&sid)), "a deleted session is not put back");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_whose_announcement_was_lost_reaches_the_copies_with_the_resync() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let (_sa, a) = instance(&redis, HttpConfig::default()).await;
+    let (_sb, b) = instance(&redis, HttpConfig::default()).await;
+    let mut first = a.peer();
+    first.initialize().await;
+    let sid = first.session().unwrap().to_owned();
+    let mut on_b = at(b.addr, &sid);
+    let level = call(&mut on_b, "logging/setLevel", json!({"level": "info"})).await;
+    assert_eq!(level.json()["result"], json!({}));
+    assert_eq!(noisy_levels(&mut on_b).await, ["info", "error"]);
+    // Another instance changed the level; its announcement overflowed its queue, so it
+    // told every instance to resync instead.
+    let _: () = redis_cmd(&redis, &["HSET", &key(&sid), "level", "error"]);
+    let _: i64 = redis_cmd(&redis, &["HINCRBY", &key(&sid), "rev", "1"]);
+    assert!(
+        eventually(async || {
+            let _: i64 = redis_cmd(
+                &redis,
+                &[
+                    "PUBLISH",
+                    "rsrc:changes",
+                    r#"{"from":"elsewhere","resync":""}"#,
+                ],
+            );
+            noisy_levels(&mut on_b).await == ["error"]
+        })
+        .await,
+        "B reloads its copy on a resync from another instance"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_save_writes_only_what_its_request_changed() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let (_sa, a) = instance(&redis, HttpConfig::default()).await;
+    let (_sb, b) = instance(&redis, HttpConfig::default()).await;
+    let mut first = a.peer();
+    first.initialize().await;
+    let sid = first.session().unwrap().to_owned();
+    let mut on_b = at(b.addr, &sid);
+    assert_eq!(call(&mut on_b, "ping", json!({})).await.status, 200);
+    // B set the level, and A's copy has not heard yet (the announcement is on its way).
+    let _: () = redis_cmd(&redis, &["HSET", &key(&sid), "level", "error"]);
+    let _: i64 = redis_cmd(&redis, &["HINCRBY", &key(&sid), "rev", "1"]);
+    let sub = call(
+        &mut at(a.addr, &sid),
+        "resources/subscribe",
+        json!({"uri": "w:///a"}),
+    )
+    .await;
+    assert_eq!(sub.json()["result"], json!({}));
+    let level: String = redis_cmd(&redis, &["HGET", &key(&sid), "level"]);
+    assert_eq!(level, "error", "A's save kept B's level");
+    let members: Vec<String> = redis_cmd(&redis, &["SMEMBERS", &format!("{}:subs", key(&sid))]);
+    assert_eq!(members, ["w:///a"]);
+    // And A's copy took the merged state: its level is B's.
+    assert_eq!(noisy_levels(&mut at(a.addr, &sid)).await, ["error"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_changes_on_two_instances_all_stay() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let (sa, a) = instance(&redis, HttpConfig::default()).await;
+    let (_sb, b) = instance(&redis, HttpConfig::default()).await;
+    let mut first = a.peer();
+    first.initialize().await;
+    let sid = first.session().unwrap().to_owned();
+    let mut stream = get_stream(&at(a.addr, &sid), None).await;
+    // A subscribes while B changes the level again and again: every change reloads A's
+    // copy, racing A's own saves.
+    let levels = tokio::spawn({
+        let addr = b.addr;
+        let sid = sid.clone();
+        async move {
+            let mut on_b = at(addr, &sid);
+            for i in 0..40 {
+                let level = if i % 2 == 0 { "info" } else { "warning" };
+                call(&mut on_b, "logging/setLevel", json!({"level": level})).await;
+            }
+        }
+    });
+    let mut on_a = at(a.addr, &sid);
+    for uri in ["w:///a", "w:///b"] {
+        let sub = call(&mut on_a, "resources/subscribe", json!({"uri": uri})).await;
+        assert_eq!(sub.json()["result"], json!({}));
+    }
+    levels.await.unwrap();
+    let members: Vec<String> = redis_cmd(&redis, &["SMEMBERS", &format!("{}:subs", key(&sid))]);
+    assert_eq!(members.len(), 2, "{members:?}");
+    // A's own copy still has both: its stream hears each.
+    for uri in ["w:///a", "w:///b"] {
+        sa.changes().updated(uri);
+        let (_, m) = next_of(&mut stream, UPDATED, Duration::from_secs(5))
+            .await
+            .unwrap_or_else(|| panic!("A's stream hears {uri}"));
+        assert_eq!(m["params"]["uri"], uri);
+    }
+    // The last level B set is A's too.
+    assert!(eventually(async || noisy_levels(&mut on_a).await == ["error"]).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_that_no_longer_holds_the_get_stream_cannot_write_it() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let (sa, a) = instance(&redis, HttpConfig::default()).await;
+    let (_sb, _b) = instance(&redis, HttpConfig::default()).await;
+    let mut first = a.peer();
+    first.initialize().await;
+    let sid = first.session().unwrap().to_owned();
+    let sub = call(
+        &mut at(a.addr, &sid),
+        "resources/subscribe",
+        json!({"uri": "w:///a"}),
+    )
+    .await;
+    assert_eq!(sub.json()["result"], json!({}));
+    let mut stream = get_stream(&at(a.addr, &sid), None).await;
+    sa.changes().updated("w:///a");
+    let (id, _) = next_of(&mut stream, UPDATED, Duration::from_secs(5))
+        .await
+        .expect("A holds the stream");
+    let stored = |redis: &RedisServer| {
+        let top: Vec<(String, Vec<(String, Vec<u8>)>)> = redis_cmd(
+            redis,
+            &[
+                "XREVRANGE",
+                &format!("{}:s0", key(&sid)),
+                "+",
+                "-",
+                "COUNT",
+                "1",
+            ],
+        );
+        top.first().map(|(id, _)| id.clone())
+    };
+    assert!(eventually(async || stored(&redis) == Some(format!("{}-0", &id[2..]))).await);
+    // Another instance claims the stream; its announcement has not reached A.
+    let _: () = redis_cmd(&redis, &["HSET", &key(&sid), "holder", "elsewhere"]);
+    let _: i64 = redis_cmd(&redis, &["HINCRBY", &key(&sid), "claims", "1"]);
+    sa.changes().updated("w:///a");
+    // A's next event is refused by Redis, and A lets go of the stream.
+    assert!(
+        ends_within(&mut stream, Duration::from_secs(10)).await,
+        "A's stream ends: the client is to resume where the stream is held"
+    );
+    assert_eq!(
+        stored(&redis),
+        Some(format!("{}-0", &id[2..])),
+        "nothing after the claim came from A"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn event_ids_at_the_top_of_the_range_are_refused_or_numbered_past_without_overflow() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let (sa, a) = instance(&redis, HttpConfig::default()).await;
+    let mut first = a.peer();
+    first.initialize().await;
+    let sid = first.session().unwrap().to_owned();
+    let peer = at(a.addr, &sid);
+    for id in [
+        "0-18446744073709551615",
+        "3-18446744073709551615",
+        "0-9007199254740993",
+    ] {
+        assert_eq!(get_stream(&peer, Some(id)).await.status, 400, "{id}");
+    }
+    let sub = call(
+        &mut at(a.addr, &sid),
+        "resources/subscribe",
+        json!({"uri": "w:///a"}),
+    )
+    .await;
+    assert_eq!(sub.json()["result"], json!({}));
+    let mut stream = get_stream(&peer, Some("0-9007199254740992")).await;
+    assert_eq!(stream.status, 200);
+    sa.changes().updated("w:///a");
+    let (id, _) = next_of(&mut stream, UPDATED, Duration::from_secs(5))
+        .await
+        .expect("numbered after the client's id");
+    assert_eq!(id, "0-9007199254740993");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumption_past_the_end_of_a_finished_stream_ends() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let (_sa, a) = instance(&redis, HttpConfig::default()).await;
+    let (_sb, b) = instance(&redis, HttpConfig::default()).await;
+    let mut peer = a.peer();
+    peer.initialize().await;
+    let sid = peer.session().unwrap().to_owned();
+    let host = peer.host();
+    let quick = json!({"jsonrpc": "2.0", "id": 8, "method": "resources/read",
+        "params": {"uri": "sample:///progress", "_meta": {"progressToken": "mine"}}});
+    let mut h = standard(&host);
+    h.push(("mcp-session-id", &sid));
+    h.push(("mcp-protocol-version", "2025-11-25"));
+    let mut stream = peer
+        .open("POST", &h, &serde_json::to_vec(&quick).unwrap())
+        .await;
+    let mut last = None;
+    while let Some(e) = stream.next_event(Duration::from_secs(5)).await {
+        last = e.id.or(last);
+    }
+    let last = last.expect("a streamed answer");
+    let (n, seq) = last.split_once('-').unwrap();
+    let beyond = format!("{n}-{}", seq.parse::<u64>().unwrap() + 5);
+    // Written to Redis by A's log task: once it is there, B resumes from it.
+    let stored = async || {
+        let top: Vec<(String, Vec<(String, Vec<u8>)>)> = redis_cmd(
+            &redis,
+            &[
+                "XREVRANGE",
+                &format!("{}:s{n}", key(&sid)),
+                "+",
+                "-",
+                "COUNT",
+                "1",
+            ],
+        );
+        top.first().is_some_and(|(id, _)| id.ends_with("-1"))
+    };
+    assert!(eventually(stored).await, "the end is stored");
+    for id in [last.as_str(), beyond.as_str()] {
+        let mut resumed = get_stream(&at(b.addr, &sid), Some(id)).await;
+        assert_eq!(resumed.status, 200);
+        assert!(
+            ends_within(&mut resumed, Duration::from_secs(5)).await,
+            "resumed from {id}: the stream ended, nothing to replay"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_fails_with_503_when_the_store_cannot_delete() {
+    let Some(mut redis) = RedisServer::start() else {
+        return;
+    };
+    let (_sa, a) = instance(&redis, HttpConfig::default()).await;
+    let mut first = a.peer();
+    first.initialize().await;
+    let sid = first.session().unwrap().to_owned();
+    redis.kill();
+    let host = first.host();
+    let deleted = first
+        .send(
+            "DELETE",
+            &[
+                ("host", &host),
+                ("mcp-session-id", &sid),
+                ("mcp-protocol-version", "2025-11-25"),
+            ],
+            b"",
+        )
+        .await;
+    assert_eq!(
+        deleted.status, 503,
+        "not ended: the other instances still serve it"
+    );
+    assert_eq!(call(&mut first, "ping", json!({})).await.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_deleted_elsewhere_is_not_recreated_by_a_save_and_its_busy_copies_end() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    // Idle sessions are looked at every second.
+    let config = HttpConfig {
+        session_idle: Duration::from_secs(4),
+        ..HttpConfig::default()
+    };
+    let (_sa, a) = instance(&redis, config.clone()).await;
+    let (_sb, b) = instance(&redis, config).await;
+    let mut first = a.peer();
+    first.initialize().await;
+    let sid = first.session().unwrap().to_owned();
+    // B's copy is busy: it serves the GET stream.
+    let mut stream = get_stream(&at(b.addr, &sid), None).await;
+    assert_eq!(stream.status, 200);
+    // Deleted on some instance; the announcement reaches neither A nor B.
+    let k = key(&sid);
+    let _: i64 = redis_cmd(
+        &redis,
+        &["DEL", &k, &format!("{k}:subs"), &format!("{k}:s0")],
+    );
+    let _: () = redis_cmd(&redis, &["SET", &format!("{k}:gone"), "1", "PX", "60000"]);
+    // A's next change finds it gone, and does not bring it back.
+    let sub = call(
+        &mut at(a.addr, &sid),
+        "resources/subscribe",
+        json!({"uri": "w:///a"}),
+    )
+    .await;
+    assert_eq!(sub.status, 200);
+    assert!(
+        !redis_cmd::<bool>(&redis, &["EXISTS", &k]),
+        "no record without its owner"
+    );
+    assert_eq!(call(&mut first, "ping", json!({})).await.status, 404);
+    // B's busy copy ends at its next check, with its stream.
+    assert!(
+        ends_within(&mut stream, Duration::from_secs(10)).await,
+        "B's copy ends"
+    );
+}
+
+#[cfg(feature = "jwt")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_identity_cannot_use_a_shared_session_on_any_instance() {
+    use rsrc::transport::http::{AuthConfig, JwtVerifier, TokenVerifier};
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    const RESOURCE: &str = "https://mcp.example.com/mcp";
+    let config = HttpConfig {
+        auth: Some(AuthConfig::new(
+            TokenVerifier::Jwt(JwtVerifier::hmac(b"key-one")),
+            RESOURCE,
+        )),
+        ..HttpConfig::default()
+    };
+    let (_sa, a) = instance(&redis, config.clone()).await;
+    let (_sb, b) = instance(&redis, config).await;
+    let exp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 600;
+    let token = |sub: &str| {
+        let jwt = jsonwebtoken::encode(
+            &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+            &json!({"aud": RESOURCE, "exp": exp, "sub": sub}),
+            &jsonwebtoken::EncodingKey::from_secret(b"key-one"),
+        )
+        .unwrap();
+        format!("Bearer {jwt}")
+    };
+    let (alice, mallory) = (token("alice"), token("mallory"));
+    let mut first = a.peer();
+    first.always("authorization", &alice);
+    first.initialize().await;
+    let sid = first.session().unwrap().to_owned();
+    let as_who = |addr, auth: &str| {
+        let mut p = at(addr, &sid);
+        p.always("authorization", auth);
+        p
+    };
+    let refused = |res: &HttpResponse| res.status == 404;
+    // Mallory, on B (which loads it from the store) and on A (which has it): unknown.
+    for addr in [b.addr, a.addr] {
+        let mut m = as_who(addr, &mallory);
+        assert!(refused(&call(&mut m, "ping", json!({})).await), "{addr}");
+        let host = m.host();
+        let with = |extra: &[(&'static str, &'static str)]| {
+            let mut h = vec![
+                ("host", host.clone()),
+                ("mcp-session-id", sid.clone()),
+                ("mcp-protocol-version", "2025-11-25".to_owned()),
+                ("authorization", mallory.clone()),
+            ];
+            h.extend(extra.iter().map(|(k, v)| (*k, (*v).to_owned())));
+            h
+        };
+        let get = with(&[("accept", "text/event-stream"), ("last-event-id", "0-1")]);
+        let get: Vec<(&str, &str)> = get.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        assert_eq!(m.send("GET", &get, b"").await.status, 404);
+        let del = with(&[]);
+        let del: Vec<(&str, &str)> = del.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        assert_eq!(m.send("DELETE", &del, b"").await.status, 404);
+    }
+    // Alice uses it on B, which now has a copy: still Alice's alone.
+    assert_eq!(
+        call(&mut as_who(b.addr, &alice), "ping", json!({}))
+            .await
+            .status,
+        200
+    );
+    assert!(refused(
+        &call(&mut as_who(b.addr, &mallory), "ping", json!({})).await
+    ));
+    assert_eq!(call(&mut first, "ping", json!({})).await.status, 200);
 }

@@ -3,31 +3,44 @@
 //!
 //! - Events are JSON objects tagged with the sending instance's random id; an instance
 //!   ignores its own. A message that is not one of ours (too large, not JSON, unknown
-//!   shape) is skipped with a debug log.
+//!   shape) is skipped with a debug log; an event too large to send ([`MAX_MESSAGE`]) is
+//!   sent as the resync of a prefix of its URI instead.
 //! - Publishing puts the event in a bounded queue (`queue`, default 4096) drained by one
 //!   task. An event that does not fit, or that Redis refused, is dropped, and once Redis
-//!   answers again the other instances are sent one `Resync("")` instead.
+//!   answers again the other instances are sent one `Resync("")` instead; receiving it,
+//!   an instance resynchronises its listeners *and* reloads its shared sessions, since a
+//!   session's announcement may have been among the lost.
 //! - The subscription is re-established with backoff (100 ms doubling to 5 s) whenever it
-//!   ends; after each re-establishment this instance's listeners are resynchronised
-//!   ([`BusSink::lost`]), as events may have passed while it was away.
-//! - A lease is the key `NAMESPACE:lease:NAME`, set with `NX PX ttl` to the instance's
-//!   id and renewed every third of `ttl` while held. It counts as held here until 80 % of
-//!   `ttl` after the last successful attempt began, so it lapses here before it expires
-//!   in Redis. A holder that dies is replaced within `ttl` plus one attempt interval
-//!   (4 s with the defaults). A failed round trip also restarts the subscription, so a
-//!   Redis that stops answering without closing its connections is noticed. An instance
-//!   shutting down gives its leases up ([`ChangeBus::leave`]), and the next attempt of
-//!   another instance (within a second) takes each.
+//!   ends; after each re-establishment (and after a first attempt that failed) this
+//!   instance's listeners are resynchronised ([`BusSink::lost`]) and its shared sessions
+//!   reloaded, as events may have passed while it was away. Every instance publishes a
+//!   heartbeat each renewal round and expects to hear its own within a bound: a
+//!   subscription that stops delivering without closing is restarted too. Connections
+//!   use TCP keepalive.
+//! - A lease is the key `NAMESPACE:lease:NAME`, held by the instance whose id it holds.
+//!   One script renews it if it is this instance's or takes it if it is free, so a
+//!   holder whose local hold lapsed (a stalled runtime) keeps it without a gap. Held
+//!   leases are renewed every third of `ttl`, free ones tried every tenth; a lease
+//!   counts as held here until 80 % of `ttl` after the last successful attempt began, so
+//!   it lapses here before it expires in Redis. A holder that dies is replaced within
+//!   `ttl` plus a tenth (3.3 s with the defaults). A failed round trip also restarts the
+//!   subscription, so a Redis that stops answering without closing its connections is
+//!   noticed. An instance shutting down gives its leases up ([`ChangeBus::leave`]) and
+//!   takes none again (an attempt answered after that is given back at once); another
+//!   instance takes each within a tenth of `ttl`.
+//! - Every task ends when the bus is dropped.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt as _;
 use redis::aio::MultiplexedConnection;
-use redis::{AsyncCommands as _, AsyncConnectionConfig};
+use redis::io::tcp::{TcpSettings, socket2::TcpKeepalive};
+use redis::{AsyncCommands as _, AsyncConnectionConfig, IntoConnectionInfo as _};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, mpsc};
+use tokio_util::sync::CancellationToken;
 
 use super::{BusEvent, BusSink, ChangeBus, Lease, SessionChanged, SessionStore};
 
@@ -97,18 +110,46 @@ struct Shared {
     /// Held while this instance lives: `NAMESPACE:lease:instance:ID` tells the others
     /// whether a stream this instance writes may still end.
     alive: OnceLock<Lease>,
-    /// Called when another instance changed a shared session ([`SessionStore`]).
-    session_handlers: SessionHandlers,
+    /// The handlers of every session store of this bus ([`SessionStore::on_change`]),
+    /// each dropped with its store.
+    session_handlers: Mutex<Vec<Weak<SessionHandlers>>>,
     /// Shutting down: leases are given up and not taken again.
     leaving: AtomicBool,
+    /// When this instance last heard its own heartbeat, in ms since `epoch`.
+    echo_ms: AtomicU64,
+    epoch: Instant,
+    /// Cancelled when the bus is dropped: its tasks end.
+    closed: CancellationToken,
 }
 
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.closed.cancel();
+    }
+}
+
+/// The session-change handlers of one session store.
 #[derive(Default)]
-struct SessionHandlers(Mutex<Vec<SessionChanged>>);
+pub(super) struct SessionHandlers(Mutex<Vec<SessionChanged>>);
 
 impl std::fmt::Debug for SessionHandlers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("SessionHandlers")
+    }
+}
+
+impl SessionHandlers {
+    fn call(&self, id: Option<&str>) {
+        for h in self.0.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+            h(id);
+        }
+    }
+
+    fn add(&self, handler: SessionChanged) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(handler);
     }
 }
 
@@ -118,19 +159,37 @@ enum Out {
     Event(BusEvent),
     /// A shared session changed.
     Session(String),
+    /// This instance's heartbeat: it expects to hear it back.
+    Beat,
 }
 
 impl Shared {
+    /// Tells every session store of this bus that session `id` (all for `None`) changed.
     fn sessions_changed(&self, id: Option<&str>) {
-        for h in self
-            .session_handlers
-            .0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-        {
-            h(id);
+        let live: Vec<Arc<SessionHandlers>> = {
+            let mut all = self
+                .session_handlers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            all.retain(|w| w.strong_count() > 0);
+            all.iter().filter_map(Weak::upgrade).collect()
+        };
+        for h in live {
+            h.call(id);
         }
+    }
+
+    fn add_session_handlers(&self, handlers: &Arc<SessionHandlers>) {
+        let mut all = self
+            .session_handlers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        all.retain(|w| w.strong_count() > 0);
+        all.push(Arc::downgrade(handlers));
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 }
 
@@ -148,14 +207,19 @@ struct Wire {
     resync: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     session: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    beat: bool,
 }
 
-/// The largest message read from the channel.
+/// The largest message read from the channel (and sent: a larger event is sent as a
+/// resync).
 const MAX_MESSAGE: usize = 64 * 1024;
+/// The longest URI prefix a resync replacing an oversized event carries.
+const MAX_PREFIX: usize = 1024;
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
-fn encode(from: &str, out: &Out) -> String {
+fn wire(from: &str, out: &Out) -> String {
     let mut w = Wire {
         from: from.to_owned(),
         updated: None,
@@ -163,6 +227,7 @@ fn encode(from: &str, out: &Out) -> String {
         signal: None,
         resync: None,
         session: None,
+        beat: false,
     };
     match out {
         Out::Event(BusEvent::Updated(uri)) => w.updated = Some(uri.clone()),
@@ -170,8 +235,32 @@ fn encode(from: &str, out: &Out) -> String {
         Out::Event(BusEvent::Signal(topic)) => w.signal = Some(topic.clone()),
         Out::Event(BusEvent::Resync(prefix)) => w.resync = Some(prefix.clone()),
         Out::Session(id) => w.session = Some(id.clone()),
+        Out::Beat => w.beat = true,
     }
     serde_json::to_string(&w).unwrap_or_default()
+}
+
+/// `s` cut to at most `max` bytes, on a character boundary.
+fn cut(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// The message for `out`; one the receivers would refuse as too large becomes the
+/// resync of what it could have changed (a prefix of its URI; everything for a signal).
+fn encode(from: &str, out: &Out) -> String {
+    let text = wire(from, out);
+    if text.len() <= MAX_MESSAGE {
+        return text;
+    }
+    let prefix = match out {
+        Out::Event(BusEvent::Updated(uri) | BusEvent::Resync(uri)) => cut(uri, MAX_PREFIX),
+        _ => "",
+    };
+    wire(from, &Out::Event(BusEvent::Resync(prefix.to_owned())))
 }
 
 /// The message in `payload` and who sent it; `None` for anything else.
@@ -180,12 +269,13 @@ fn decode(payload: &[u8]) -> Option<(String, Out)> {
         return None;
     }
     let w: Wire = serde_json::from_slice(payload).ok()?;
-    let out = match (w.updated, w.list, w.signal, w.resync, w.session) {
-        (Some(uri), false, None, None, None) => Out::Event(BusEvent::Updated(uri)),
-        (None, true, None, None, None) => Out::Event(BusEvent::ListChanged),
-        (None, false, Some(topic), None, None) => Out::Event(BusEvent::Signal(topic)),
-        (None, false, None, Some(prefix), None) => Out::Event(BusEvent::Resync(prefix)),
-        (None, false, None, None, Some(id)) => Out::Session(id),
+    let out = match (w.updated, w.list, w.signal, w.resync, w.session, w.beat) {
+        (Some(uri), false, None, None, None, false) => Out::Event(BusEvent::Updated(uri)),
+        (None, true, None, None, None, false) => Out::Event(BusEvent::ListChanged),
+        (None, false, Some(topic), None, None, false) => Out::Event(BusEvent::Signal(topic)),
+        (None, false, None, Some(prefix), None, false) => Out::Event(BusEvent::Resync(prefix)),
+        (None, false, None, None, Some(id), false) => Out::Session(id),
+        (None, false, None, None, None, true) => Out::Beat,
         _ => return None,
     };
     Some((w.from, out))
@@ -202,8 +292,22 @@ impl RedisBus {
     /// answers, and starts publishing and keeping leases. Must be called within a Tokio
     /// runtime, which runs the bus's tasks.
     pub async fn connect(url: &str, options: RedisBusOptions) -> Result<RedisBus, RedisBusError> {
-        let client =
-            redis::Client::open(url).map_err(|e| RedisBusError(format!("bad Redis URL: {e}")))?;
+        let info = url
+            .into_connection_info()
+            .map_err(|e| RedisBusError(format!("bad Redis URL: {e}")))?;
+        // Keepalive probes and a limit on unacknowledged data: a connection whose peer
+        // vanished is closed within seconds, not hours.
+        let tcp = TcpSettings::default()
+            .set_nodelay(true)
+            .set_keepalive(
+                TcpKeepalive::new()
+                    .with_time(Duration::from_secs(5))
+                    .with_interval(Duration::from_secs(2))
+                    .with_retries(3),
+            )
+            .set_user_timeout(Duration::from_secs(10));
+        let client = redis::Client::open(info.set_tcp_settings(tcp))
+            .map_err(|e| RedisBusError(format!("bad Redis URL: {e}")))?;
         let mut conn = connect(&client, options.timeout)
             .await
             .map_err(|e| RedisBusError(format!("cannot reach Redis: {e}")))?;
@@ -231,8 +335,11 @@ impl RedisBus {
             broken: Arc::new(Notify::new()),
             runtime: tokio::runtime::Handle::current(),
             alive: OnceLock::new(),
-            session_handlers: SessionHandlers::default(),
+            session_handlers: Mutex::new(Vec::new()),
             leaving: AtomicBool::new(false),
+            echo_ms: AtomicU64::new(0),
+            epoch: Instant::now(),
+            closed: CancellationToken::new(),
         });
         let bus = RedisBus { shared };
         let alive = bus.lease(&format!("instance:{}", bus.shared.id));
@@ -267,9 +374,10 @@ impl ChangeBus for RedisBus {
 
     fn attach(&self, sink: BusSink) {
         if self.shared.sink.set(sink).is_ok() {
-            self.shared
-                .runtime
-                .spawn(subscribe(Arc::downgrade(&self.shared)));
+            self.shared.runtime.spawn(subscribe(
+                Arc::downgrade(&self.shared),
+                self.shared.closed.clone(),
+            ));
         }
     }
 
@@ -289,6 +397,8 @@ impl ChangeBus for RedisBus {
     fn leave(&self) -> crate::provider::BoxFuture<'_, ()> {
         Box::pin(async move {
             let s = &self.shared;
+            // Set before any lease is looked at: an attempt answered from now on sees
+            // it, under the lease's lock, and gives back what it got.
             s.leaving.store(true, Ordering::Release);
             let keys: Vec<String> = {
                 let leases = s.leases.lock().unwrap_or_else(PoisonError::into_inner);
@@ -384,6 +494,7 @@ async fn publish(
         }
         let Some(c) = conn.as_mut() else {
             dropped = true;
+            drop(shared);
             tokio::time::sleep(backoff(&mut wait)).await;
             continue;
         };
@@ -401,6 +512,7 @@ async fn publish(
             conn = None;
             dropped = true;
             shared.broken.notify_waiters();
+            drop(shared);
             tokio::time::sleep(backoff(&mut wait)).await;
         } else {
             dropped = false;
@@ -409,10 +521,23 @@ async fn publish(
     }
 }
 
-/// Receives the other instances' events, re-subscribing whenever the subscription ends.
-async fn subscribe(shared: Weak<Shared>) {
+/// How often this instance publishes its heartbeat (with the lease renewals).
+fn beat_every(options: &RedisBusOptions) -> Duration {
+    (options.lease_ttl / 3).max(Duration::from_millis(10))
+}
+
+/// How long the subscription may go without this instance hearing its own heartbeat
+/// before it is restarted: three beats and two round trips.
+fn echo_bound(options: &RedisBusOptions) -> Duration {
+    beat_every(options) * 3 + options.timeout * 2
+}
+
+/// Receives the other instances' events, re-subscribing whenever the subscription ends
+/// or goes silent; ends when the bus is dropped (`closed`).
+async fn subscribe(shared: Weak<Shared>, closed: CancellationToken) {
     let mut wait = MIN_BACKOFF;
-    let mut first = true;
+    // Nothing can have been missed before the first subscription, if it succeeds at once.
+    let mut missed = false;
     let mut warned = false;
     loop {
         let Some(s) = shared.upgrade() else { return };
@@ -421,36 +546,43 @@ async fn subscribe(shared: Weak<Shared>) {
             pubsub.subscribe(&s.channel).await?;
             redis::RedisResult::Ok(pubsub)
         };
-        let pubsub = match tokio::time::timeout(s.options.timeout, attempt).await {
+        let attempt = tokio::select! {
+            () = closed.cancelled() => return,
+            r = tokio::time::timeout(s.options.timeout, attempt) => r,
+        };
+        let pubsub = match attempt {
             Ok(Ok(p)) => p,
-            Ok(Err(e)) => {
-                if !warned {
+            failed => {
+                if let (Ok(Err(e)), false) = (&failed, warned) {
                     tracing::warn!(error = %e, "cannot subscribe to Redis; retrying");
                     warned = true;
                 }
+                missed = true;
                 drop(s);
-                tokio::time::sleep(backoff(&mut wait)).await;
-                continue;
-            }
-            Err(_) => {
-                drop(s);
-                tokio::time::sleep(backoff(&mut wait)).await;
+                tokio::select! {
+                    () = closed.cancelled() => return,
+                    () = tokio::time::sleep(backoff(&mut wait)) => {}
+                }
                 continue;
             }
         };
         let Some(sink) = s.sink.get().cloned() else {
             return;
         };
-        if !first {
+        if missed {
             tracing::info!("subscribed to Redis again: listeners are told to look again");
             sink.lost();
         }
         // Shared sessions changed before the subscription was up (even the first: a
         // session may have been created here meanwhile) are reloaded.
         s.sessions_changed(None);
-        first = false;
+        missed = true;
         warned = false;
         wait = MIN_BACKOFF;
+        s.echo_ms.store(s.now_ms(), Ordering::Release);
+        let bound = u64::try_from(echo_bound(&s.options).as_millis()).unwrap_or(u64::MAX);
+        let mut watchdog = tokio::time::interval(beat_every(&s.options));
+        watchdog.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut messages = pubsub.into_on_message();
         let breaker = Arc::clone(&s.broken);
         let broken = breaker.notified();
@@ -459,14 +591,32 @@ async fn subscribe(shared: Weak<Shared>) {
         drop(s);
         loop {
             tokio::select! {
+                () = closed.cancelled() => return,
                 msg = messages.next() => {
                     let Some(msg) = msg else { break };
                     match decode(msg.get_payload_bytes()) {
-                        Some((from, _)) if from == id => {}
-                        Some((_, Out::Event(event))) => if !sink.deliver(event) {
-                            // The server is gone.
-                            return;
+                        Some((from, Out::Beat)) => if from == id {
+                            match shared.upgrade() {
+                                Some(s) => s.echo_ms.store(s.now_ms(), Ordering::Release),
+                                None => return,
+                            }
                         },
+                        Some((from, _)) if from == id => {}
+                        Some((_, Out::Event(event))) => {
+                            // Another instance lost events, perhaps session announcements
+                            // among them: its sessions are reloaded too.
+                            let everything = matches!(&event, BusEvent::Resync(p) if p.is_empty());
+                            if !sink.deliver(event) {
+                                // The server is gone.
+                                return;
+                            }
+                            if everything {
+                                match shared.upgrade() {
+                                    Some(s) => s.sessions_changed(None),
+                                    None => return,
+                                }
+                            }
+                        }
                         Some((_, Out::Session(session))) => match shared.upgrade() {
                             Some(s) => s.sessions_changed(Some(&session)),
                             None => return,
@@ -475,6 +625,14 @@ async fn subscribe(shared: Weak<Shared>) {
                     }
                 }
                 () = &mut broken => break,
+                _ = watchdog.tick() => {
+                    let Some(s) = shared.upgrade() else { return };
+                    let heard = s.echo_ms.load(Ordering::Acquire);
+                    if s.now_ms().saturating_sub(heard) > bound {
+                        tracing::warn!("the Redis subscription delivers nothing, not even this instance's heartbeat");
+                        break;
+                    }
+                }
             }
         }
         tracing::warn!("lost the Redis subscription; reconnecting");
@@ -485,17 +643,29 @@ async fn subscribe(shared: Weak<Shared>) {
 const RELEASE: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then \
                        return redis.call('del', KEYS[1]) else return 0 end";
 
-/// Takes and renews leases (and checks that Redis answers) every third of the lease TTL.
+/// Renews a lease this instance holds, or takes it if nobody does: 1 if it is this
+/// instance's now.
+const ACQUIRE: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then \
+                         return redis.call('pexpire', KEYS[1], ARGV[2]) \
+                       elseif redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then \
+                         return 1 else return 0 end";
+
+/// Takes and renews leases, checks that Redis answers, and publishes the heartbeat: held
+/// leases every third of the TTL, free ones every tenth.
 async fn keep_leases(shared: Weak<Shared>, conn: MultiplexedConnection) {
-    const RENEW: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then \
-                         return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
-    let renew = redis::Script::new(RENEW);
+    let acquire = redis::Script::new(ACQUIRE);
     let release = redis::Script::new(RELEASE);
     let mut conn = Some(conn);
+    let mut last_round: Option<Instant> = None;
     loop {
         let Some(s) = shared.upgrade() else { return };
         let ttl = s.options.lease_ttl;
         let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(3);
+        let tick = (ttl / 10).max(Duration::from_millis(10));
+        let round_start = Instant::now();
+        // A full round: every held lease renewed, and the heartbeat.
+        let full =
+            last_round.is_none_or(|t| round_start.duration_since(t) >= beat_every(&s.options));
         if conn.is_none() {
             conn = connect(&s.client, s.options.timeout).await.ok();
         }
@@ -507,9 +677,6 @@ async fn keep_leases(shared: Weak<Shared>, conn: MultiplexedConnection) {
                 all.retain(|(_, w)| w.strong_count() > 0);
                 out
             };
-            if leases.is_empty() {
-                failed = redis::cmd("PING").query_async::<String>(c).await.is_err();
-            }
             for (key, state) in leases {
                 let start = Instant::now();
                 let Some(state) = state else {
@@ -518,39 +685,41 @@ async fn keep_leases(shared: Weak<Shared>, conn: MultiplexedConnection) {
                         release.key(&key).arg(&s.id).invoke_async(c).await;
                     continue;
                 };
+                if s.leaving.load(Ordering::Acquire) {
+                    continue;
+                }
                 let held = state
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .is_some_and(|u| start < u);
-                if s.leaving.load(Ordering::Acquire) {
+                if held && !full {
                     continue;
                 }
-                let got: redis::RedisResult<bool> = if held {
-                    renew
-                        .key(&key)
-                        .arg(&s.id)
-                        .arg(ttl_ms)
-                        .invoke_async::<i64>(c)
-                        .await
-                        .map(|n| n == 1)
-                } else {
-                    redis::cmd("SET")
-                        .arg(&key)
-                        .arg(&s.id)
-                        .arg("NX")
-                        .arg("PX")
-                        .arg(ttl_ms)
-                        .query_async::<Option<String>>(c)
-                        .await
-                        .map(|r| r.is_some())
-                };
+                let got: redis::RedisResult<bool> = acquire
+                    .key(&key)
+                    .arg(&s.id)
+                    .arg(ttl_ms)
+                    .invoke_async::<i64>(c)
+                    .await
+                    .map(|n| n == 1);
                 match got {
                     Ok(true) => {
+                        let given_back = {
+                            let mut st = state.lock().unwrap_or_else(PoisonError::into_inner);
+                            // `leave` ran meanwhile (it sets the flag before it takes any
+                            // lease's lock): what it released must stay free.
+                            let leaving = s.leaving.load(Ordering::Acquire);
+                            *st = (!leaving).then(|| start + ttl.mul_f32(0.8));
+                            leaving
+                        };
+                        if given_back {
+                            let _: redis::RedisResult<i64> =
+                                release.key(&key).arg(&s.id).invoke_async(c).await;
+                            continue;
+                        }
                         if !held {
                             tracing::info!(lease = %key, "took the lease: this instance watches the source");
                         }
-                        *state.lock().unwrap_or_else(PoisonError::into_inner) =
-                            Some(start + ttl.mul_f32(0.8));
                     }
                     Ok(false) => {
                         *state.lock().unwrap_or_else(PoisonError::into_inner) = None;
@@ -562,19 +731,25 @@ async fn keep_leases(shared: Weak<Shared>, conn: MultiplexedConnection) {
                     }
                 }
             }
+            if full && !failed {
+                let beat: redis::RedisResult<i64> =
+                    c.publish(&s.channel, encode(&s.id, &Out::Beat)).await;
+                failed = beat.is_err();
+                last_round = Some(round_start);
+            }
         }
         if failed {
             conn = None;
             s.broken.notify_waiters();
         }
         drop(s);
-        tokio::time::sleep(ttl / 3).await;
+        tokio::time::sleep(tick).await;
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{BusEvent, Out, decode, encode};
+    use super::{BusEvent, MAX_MESSAGE, Out, decode, encode};
 
     #[test]
     fn events_round_trip_and_anything_else_is_skipped() {
@@ -594,15 +769,37 @@ mod tests {
         assert!(
             matches!(decode(wire.as_bytes()), Some((f, Out::Session(id))) if f == "i2" && id == "abc")
         );
+        let wire = encode("i3", &Out::Beat);
+        assert!(matches!(decode(wire.as_bytes()), Some((f, Out::Beat)) if f == "i3"));
         for junk in [
             &b""[..],
             b"null",
             b"{\"from\":\"x\"}",
             b"{\"from\":\"x\",\"list\":true,\"updated\":\"u\"}",
+            b"{\"from\":\"x\",\"beat\":true,\"updated\":\"u\"}",
             b"{\"updated\":\"u\"}",
             &[b'"'; 70_000],
         ] {
             assert!(decode(junk).is_none());
         }
+    }
+
+    #[test]
+    fn an_event_too_large_for_the_receivers_is_sent_as_a_resync_of_its_prefix() {
+        // Multi-byte characters, so that the cut has to find a boundary.
+        let uri = format!("file:///big/{}", "é".repeat(MAX_MESSAGE));
+        let wire = encode("i1", &Out::Event(BusEvent::Updated(uri.clone())));
+        assert!(wire.len() <= MAX_MESSAGE);
+        match decode(wire.as_bytes()) {
+            Some((_, Out::Event(BusEvent::Resync(prefix)))) => {
+                assert!(prefix.starts_with("file:///big/") && uri.starts_with(&prefix));
+            }
+            other => panic!("{other:?}"),
+        }
+        let wire = encode("i1", &Out::Event(BusEvent::Signal("s".repeat(MAX_MESSAGE))));
+        assert!(matches!(
+            decode(wire.as_bytes()),
+            Some((_, Out::Event(BusEvent::Resync(p)))) if p.is_empty()
+        ));
     }
 }

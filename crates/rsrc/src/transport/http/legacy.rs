@@ -16,13 +16,17 @@
 //!
 //! With a [`SessionStore`] (a bus that holds sessions) every instance serves every
 //! session: the instance that first sees an unknown id loads it from the store; a request
-//! that changed the session records the change before it is answered; the replay logs
-//! are mirrored to the store; the instance serving the GET stream *holds* the session
-//! (only its copy of stream 0 takes notifications) and, taking it over from another
-//! instance, replays the stored log and then re-announces every subscription, since
-//! notifications may have been lost with the previous holder. DELETE and expiry act on
-//! the store, and other instances drop their copies when told. Each instance's copy is
-//! bounded and expires as above; the store's record expires after `idle` unused.
+//! that changed the session records its change (only it) before it is answered; the
+//! replay logs are mirrored to the store; the instance serving the GET stream *holds* the
+//! session (only its copy of stream 0 takes notifications, and the store refuses stream-0
+//! entries from any other) and, taking it over from another instance, replays the stored
+//! log and then re-announces every subscription, since notifications may have been lost
+//! with the previous holder (or the stored log has a hole). DELETE and expiry act on the
+//! store, and other instances drop their copies when told or when they next check. A copy
+//! applies only records at least as recent as the one it has, keeping its own changes
+//! not yet recorded; a session the store lost (not deleted: no tombstone) is re-created
+//! from a copy. Each instance's copy is bounded and expires as above; the store's record
+//! expires after `idle` unused.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -45,7 +49,7 @@ use super::{
     HeaderVersion, LAST_EVENT_ID, SESSION_ID, Settled, Shared, checks, era_of, error_response,
     rejection, reply_response, settle, sse_response, status_only,
 };
-use crate::bus::{RETAINED_STREAMS, SessionState, SessionStore, StoredSession};
+use crate::bus::{Lookup, RETAINED_STREAMS, Revision, SessionState, SessionStore, StoredSession};
 use crate::context::Notifier;
 use crate::server::{Handled, Server, Session};
 use rsrc_protocol::Implementation;
@@ -59,9 +63,11 @@ const RELOAD_QUEUE: usize = 1024;
 /// Local stream numbers used when the store cannot number a stream (never shared).
 const LOCAL_STREAMS: u64 = 1 << 48;
 
+type Map = RwLock<HashMap<Arc<str>, Arc<HttpSession>>>;
+
 /// The legacy sessions of one endpoint.
 pub(super) struct Sessions {
-    map: RwLock<HashMap<Arc<str>, Arc<HttpSession>>>,
+    map: Arc<Map>,
     epoch: Instant,
     max: usize,
     idle: Duration,
@@ -100,12 +106,26 @@ pub(super) struct HttpSession {
     owner: Option<Owner>,
     /// Where new POST streams are mirrored (with a store).
     mirror: Option<Mirror>,
-    /// The state last recorded in (or loaded from) the store.
-    saved: Mutex<SessionState>,
+    /// What this copy knows of the store's record. Its lock also orders the decisions to
+    /// mute or unmute stream 0.
+    sync: Mutex<Synced>,
     /// When the store's copy was last touched, in [`Sessions`] milliseconds.
     touched_ms: AtomicU64,
+}
+
+/// What a copy knows of the stored record.
+#[derive(Debug, Default)]
+struct Synced {
+    /// The state last recorded in (or loaded from) the store.
+    saved: SessionState,
+    /// Its revision: an older record is not applied.
+    rev: u64,
     /// The number of this instance's last claim of the GET stream (0: none).
-    claimed: AtomicU64,
+    claimed: u64,
+    /// The highest claim number seen in a record naming another holder.
+    others: u64,
+    /// The highest claim number seen.
+    claims: u64,
 }
 
 impl std::fmt::Debug for HttpSession {
@@ -166,9 +186,8 @@ impl HttpSession {
             limits,
             owner,
             mirror,
-            saved: Mutex::new(SessionState::default()),
+            sync: Mutex::new(Synced::default()),
             touched_ms: AtomicU64::new(0),
-            claimed: AtomicU64::new(0),
         }
     }
 
@@ -220,8 +239,39 @@ impl HttpSession {
             .then_some(())?;
         sh.server
             .apply_session_state(&session.engine, &record.state);
-        *lock(&session.saved) = record.state.clone();
+        {
+            let mut sync = lock(&session.sync);
+            sync.saved = record.state.clone();
+            sync.rev = record.rev;
+            sync.claims = record.claims;
+            if record
+                .holder
+                .as_deref()
+                .is_some_and(|h| Some(h) != sh.sessions.store().map(|st| st.instance()))
+            {
+                sync.others = record.claims;
+            }
+        }
         Some(session)
+    }
+
+    /// This copy as a record, for re-creating a session the store lost: its state now,
+    /// and this instance as the holder if its stream 0 is not muted.
+    fn full_record(&self, store: &dyn SessionStore) -> Option<StoredSession> {
+        let mut record = self.record()?;
+        record.state = Server::session_state(&self.engine);
+        let sync = lock(&self.sync);
+        record.rev = sync.rev;
+        record.claims = sync.claims.max(sync.claimed);
+        drop(sync);
+        record.holder = (!self.standalone.is_muted()).then(|| store.instance().to_owned());
+        record.streams = lock(&self.streams)
+            .iter()
+            .map(|s| s.stream())
+            .filter(|n| *n < LOCAL_STREAMS)
+            .max()
+            .unwrap_or(0);
+        Some(record)
     }
 
     /// 2025-11-25 clients expect each stream to open with a primed event id.
@@ -282,6 +332,11 @@ impl HttpSession {
         }
     }
 
+    /// Forgets a stream (its stored log turned out broken: a resumption asks again).
+    fn forget_stream(&self, log: &Arc<StreamLog>) {
+        lock(&self.streams).retain(|s| !Arc::ptr_eq(s, log));
+    }
+
     fn stream(&self, n: u64) -> Option<Arc<StreamLog>> {
         if n == 0 {
             return Some(Arc::clone(&self.standalone));
@@ -317,7 +372,7 @@ fn log_limits(sh: &Shared) -> LogLimits {
 impl Sessions {
     pub(super) fn new(max: usize, idle: Duration, store: Option<Arc<dyn SessionStore>>) -> Self {
         Sessions {
-            map: RwLock::new(HashMap::new()),
+            map: Arc::new(RwLock::new(HashMap::new())),
             epoch: Instant::now(),
             max: max.max(1),
             idle,
@@ -406,18 +461,22 @@ impl Sessions {
 
     /// Ends this instance's copy of a session.
     fn remove(&self, id: &str) {
-        let removed = self
-            .map
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id);
-        if let Some(s) = removed {
-            s.end();
-        }
+        end_copy(&self.map, id);
+    }
+
+    /// Whether a copy is still in use here (it would not expire now).
+    fn fresh(&self, s: &HttpSession) -> bool {
+        let idle = u64::try_from(self.idle.as_millis()).unwrap_or(u64::MAX);
+        s.busy()
+            || self
+                .now_ms()
+                .saturating_sub(s.last_used_ms.load(Ordering::Relaxed))
+                < idle
     }
 
     /// Ends idle sessions; with a store, also keeps the stored copies of busy ones alive
-    /// (a GET stream can stay open longer than the idle period).
+    /// (a GET stream can stay open longer than the idle period), ending those deleted
+    /// elsewhere and re-creating those the store lost.
     pub(super) fn expire(&self) {
         let now = self.now_ms();
         let mut map = self.map.write().unwrap_or_else(PoisonError::into_inner);
@@ -431,9 +490,32 @@ impl Sessions {
         drop(map);
         if let (false, Ok(rt)) = (busy.is_empty(), tokio::runtime::Handle::try_current()) {
             let store = Arc::clone(store);
+            let map = Arc::downgrade(&self.map);
+            let reloads = self.reloads.get().cloned();
             rt.spawn(async move {
-                if let Err(e) = store.touch(&busy).await {
-                    tracing::debug!(error = %e, "cannot keep busy sessions alive in the store");
+                let found = match store.touch(&busy).await {
+                    Ok(found) => found,
+                    Err(e) => {
+                        tracing::debug!(error = %e, "cannot keep busy sessions alive in the store");
+                        return;
+                    }
+                };
+                for (id, found) in busy.iter().zip(found) {
+                    match found {
+                        Lookup::Found(()) => {}
+                        Lookup::Deleted => {
+                            tracing::debug!(session = %id, "session ended on another instance");
+                            if let Some(map) = map.upgrade() {
+                                end_copy(&map, id);
+                            }
+                        }
+                        // The reloader re-creates it from this copy.
+                        Lookup::Missing => {
+                            if let Some(q) = &reloads {
+                                let _ = q.try_send(Some(id.clone()));
+                            }
+                        }
+                    }
                 }
             });
         }
@@ -457,6 +539,17 @@ impl Sessions {
         for (_, s) in map.drain() {
             s.end();
         }
+    }
+}
+
+/// Ends the copy of session `id` in `map`, if there is one.
+fn end_copy(map: &Map, id: &str) {
+    let removed = map
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(id);
+    if let Some(s) = removed {
+        s.end();
     }
 }
 
@@ -505,10 +598,20 @@ async fn session_of(
         if let Some(store) = sh.sessions.store()
             && sh.sessions.touch_due(&s)
         {
-            match store.touch(&[id.to_owned()]).await {
-                Ok(alive) if alive.first() == Some(&false) => {
+            match store
+                .touch(&[id.to_owned()])
+                .await
+                .map(|f| f.into_iter().next())
+            {
+                Ok(Some(Lookup::Deleted)) => {
                     sh.sessions.remove(id);
                     return Err(unknown_session());
+                }
+                // The store lost it: this copy puts it back.
+                Ok(Some(Lookup::Missing)) => {
+                    if restore(sh, &s).await == Lookup::Deleted {
+                        return Err(unknown_session());
+                    }
                 }
                 Ok(_) => {}
                 // Redis away: this instance's copy serves on.
@@ -524,7 +627,7 @@ async fn session_of(
         return Err(unknown_session());
     }
     let record = match store.load(id, true).await {
-        Ok(Some(r)) if r.owner == owner_hex(owner) => r,
+        Ok(Lookup::Found(r)) if r.owner == owner_hex(owner) => r,
         Ok(_) => return Err(unknown_session()),
         Err(e) => {
             tracing::warn!(error = %e, "cannot load a session from the store");
@@ -544,20 +647,107 @@ async fn session_of(
     Ok(session)
 }
 
-/// Brings this instance's copy of a session to the stored state.
+/// `stored` with this copy's changes not recorded yet (from `saved` to `now`) on top.
+fn merged(stored: &SessionState, saved: &SessionState, now: &SessionState) -> SessionState {
+    let mut subscriptions: std::collections::BTreeSet<&String> =
+        stored.subscriptions.iter().collect();
+    for uri in &now.subscriptions {
+        if saved.subscriptions.binary_search(uri).is_err() {
+            subscriptions.insert(uri);
+        }
+    }
+    for uri in &saved.subscriptions {
+        if now.subscriptions.binary_search(uri).is_err() {
+            subscriptions.remove(uri);
+        }
+    }
+    SessionState {
+        initialized: stored.initialized || (now.initialized && !saved.initialized),
+        log_level: if now.log_level == saved.log_level {
+            stored.log_level.clone()
+        } else {
+            now.log_level.clone()
+        },
+        subscriptions: subscriptions.into_iter().cloned().collect(),
+    }
+}
+
+/// Brings this copy to a stored state of revision `rev`, unless it has a more recent one;
+/// changes made here and not recorded yet stay. Called with the copy's lock held.
+fn apply_state(
+    sh: &Shared,
+    s: &HttpSession,
+    sync: &mut Synced,
+    state: SessionState,
+    rev: u64,
+) -> bool {
+    if rev < sync.rev {
+        return false;
+    }
+    let now = Server::session_state(&s.engine);
+    let target = merged(&state, &sync.saved, &now);
+    if target != now {
+        sh.server.apply_session_state(&s.engine, &target);
+    }
+    sync.saved = state;
+    sync.rev = rev;
+    true
+}
+
+/// Brings this instance's copy of a session to the stored record (unless the copy knows
+/// a more recent one), muting its stream 0 if another instance claimed it since this one
+/// did.
 fn apply_record(sh: &Shared, s: &HttpSession, record: StoredSession) {
-    sh.server.apply_session_state(&s.engine, &record.state);
-    *lock(&s.saved) = record.state;
-    let held_here = sh
-        .sessions
-        .store()
-        .is_some_and(|st| record.holder.as_deref() == Some(st.instance()));
+    let me = sh.sessions.store().map(|st| st.instance().to_owned());
+    let mut sync = lock(&s.sync);
+    if !apply_state(sh, s, &mut sync, record.state, record.rev) {
+        return;
+    }
+    sync.claims = sync.claims.max(record.claims);
+    let other = record.holder.is_some() && record.holder != me;
+    if other {
+        sync.others = sync.others.max(record.claims);
+    }
     // A record loaded before this instance's own claim says nothing about it.
-    let newer = record.claims > s.claimed.load(Ordering::Acquire);
-    if !held_here && newer && !s.standalone.is_muted() {
+    if other && record.claims > sync.claimed && !s.standalone.is_muted() {
         // The client reads its GET stream from another instance now.
         s.standalone.mute(true);
         s.standalone.detach();
+    }
+}
+
+/// Re-creates a session the store lost from this copy (or takes the copy another
+/// instance put back, if at least as recent). `Deleted` if it was deleted meanwhile: the
+/// copy has ended then.
+async fn restore(sh: &Shared, s: &HttpSession) -> Lookup<()> {
+    let Some(store) = sh.sessions.store() else {
+        return Lookup::Found(());
+    };
+    let Some(record) = s.full_record(store.as_ref()) else {
+        return Lookup::Found(());
+    };
+    let outcome = match store.restore(&s.id, &record).await {
+        Ok(Lookup::Found(())) => store.load(&s.id, false).await,
+        Ok(Lookup::Deleted) => Ok(Lookup::Deleted),
+        Ok(Lookup::Missing) => Ok(Lookup::Missing),
+        Err(e) => Err(e),
+    };
+    match outcome {
+        Ok(Lookup::Found(stored)) => {
+            apply_record(sh, s, stored);
+            Lookup::Found(())
+        }
+        Ok(Lookup::Deleted) => {
+            tracing::debug!(session = %s.id, "session ended on another instance");
+            sh.sessions.remove(&s.id);
+            Lookup::Deleted
+        }
+        // Lost again at once: this copy serves on, and is put back at the next check.
+        Ok(Lookup::Missing) => Lookup::Missing,
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot re-create a session in the store");
+            Lookup::Found(())
+        }
     }
 }
 
@@ -579,13 +769,26 @@ async fn persist(sh: &Shared, session: &HttpSession) {
     let Some(store) = sh.sessions.store() else {
         return;
     };
-    let now = Server::session_state(&session.engine);
-    let before = lock(&session.saved).clone();
+    let (before, now) = {
+        let sync = lock(&session.sync);
+        (sync.saved.clone(), Server::session_state(&session.engine))
+    };
     if now == before {
         return;
     }
     match store.save(&session.id, &before, &now).await {
-        Ok(()) => *lock(&session.saved) = now,
+        Ok(Lookup::Found(Revision { state, rev, .. })) => {
+            let mut sync = lock(&session.sync);
+            apply_state(sh, session, &mut sync, state, rev);
+        }
+        Ok(Lookup::Deleted) => {
+            tracing::debug!(session = %session.id, "session ended on another instance");
+            sh.sessions.remove(&session.id);
+        }
+        // The store lost it: this copy, with the change, puts it back.
+        Ok(Lookup::Missing) => {
+            restore(sh, session).await;
+        }
         Err(e) => {
             tracing::warn!(error = %e, "cannot record a session change in the store: other instances do not see it yet");
         }
@@ -593,8 +796,8 @@ async fn persist(sh: &Shared, session: &HttpSession) {
 }
 
 /// Another instance changed session `id` (all sessions for `None`): reload the copies
-/// this instance has. Reloads run one at a time, in the order asked, so that an older
-/// state never overwrites a newer one.
+/// this instance has. Reloads run one at a time, in the order asked; a copy never
+/// applies a record older than the one it has.
 pub(super) fn reload(sh: &Arc<Shared>, id: Option<&str>) {
     if sh.sessions.store.is_none() || id.is_some_and(|id| sh.sessions.copies(Some(id)).is_empty()) {
         return;
@@ -618,11 +821,19 @@ async fn reloader(sh: Weak<Shared>, mut queue: mpsc::Receiver<Option<String>>) {
         let all = sh.sessions.reload_all.swap(false, Ordering::AcqRel);
         for s in sh.sessions.copies(if all { None } else { id.as_deref() }) {
             match store.load(&s.id, false).await {
-                Ok(None) => {
+                Ok(Lookup::Found(record)) => apply_record(&sh, &s, record),
+                Ok(Lookup::Deleted) => {
                     tracing::debug!(session = %s.id, "session ended on another instance");
                     sh.sessions.remove(&s.id);
                 }
-                Ok(Some(record)) => apply_record(&sh, &s, record),
+                // Lost by the store (not deleted): a copy still in use puts it back.
+                Ok(Lookup::Missing) => {
+                    if sh.sessions.fresh(&s) {
+                        restore(&sh, &s).await;
+                    } else {
+                        sh.sessions.remove(&s.id);
+                    }
+                }
                 Err(e) => tracing::debug!(error = %e, "cannot reload a session"),
             }
         }
@@ -770,7 +981,7 @@ async fn initialize(sh: &Arc<Shared>, message: Message<'_>, owner: Option<Owner>
         return too_many_sessions();
     };
     if let (Some(store), Some(record)) = (sh.sessions.store(), record) {
-        *lock(&session.saved) = record.state.clone();
+        lock(&session.sync).saved = record.state.clone();
         if let Err(e) = store.create(&id, &record).await {
             tracing::warn!(error = %e, "cannot record a new session in the store");
             sh.sessions.remove(&id);
@@ -787,46 +998,90 @@ async fn initialize(sh: &Arc<Shared>, message: Message<'_>, owner: Option<Owner>
 /// Makes this instance the holder of the session's standalone stream. Taking it over
 /// from another instance, it replays the stored events after `after` (a resumption),
 /// continues their numbering, and re-announces every subscription (notifications may
-/// have been lost with the previous holder).
-async fn hold(session: &HttpSession, after: Option<u64>) {
+/// have been lost with the previous holder, or the stored log has a hole). `false` if
+/// the session no longer exists.
+async fn hold(sh: &Shared, session: &HttpSession, after: Option<u64>) -> bool {
     let Some(m) = &session.mirror else {
-        return;
+        return true;
     };
-    match m.store.claim(&session.id).await {
-        Ok(claim) => {
-            session.claimed.fetch_max(claim.number, Ordering::AcqRel);
-            let (previous, last) = (claim.previous, claim.last);
-            let here = previous.as_deref() == Some(m.store.instance());
-            if here && !session.standalone.is_muted() {
-                return;
-            }
-            // Notifications may have been lost only if another instance held it.
-            let moved = previous.is_some() && !here;
-            let events = match after {
-                Some(after) => match m.store.read(&session.id, 0, after).await {
-                    Ok(tail) => tail.events,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "cannot read a stored stream: its missed events are re-announced instead");
-                        Vec::new()
-                    }
-                },
-                None => Vec::new(),
-            };
-            session.standalone.seed(events, last);
+    let mut claim = m.store.claim(&session.id).await;
+    if let Ok(Lookup::Missing) = claim {
+        // The store lost the session: this copy puts it back, then claims it.
+        if restore(sh, session).await == Lookup::Deleted {
+            return false;
+        }
+        claim = m.store.claim(&session.id).await;
+    }
+    let claim = match claim {
+        Ok(Lookup::Found(claim)) => claim,
+        Ok(Lookup::Deleted) => {
+            sh.sessions.remove(&session.id);
+            return false;
+        }
+        Ok(Lookup::Missing) => {
+            tracing::warn!(
+                "the session store keeps losing a session: its stream is served from this instance's copy"
+            );
+            let _sync = lock(&session.sync);
             session.standalone.mute(false);
-            if moved {
-                Server::resync_session(&session.engine);
-            }
+            return true;
         }
         Err(e) => {
             // Redis away: serve the stream from this instance's copy.
             tracing::warn!(error = %e, "cannot claim a session's stream in the store");
+            let _sync = lock(&session.sync);
             session.standalone.mute(false);
+            return true;
+        }
+    };
+    let here = claim.previous.as_deref() == Some(m.store.instance());
+    {
+        let mut sync = lock(&session.sync);
+        sync.claimed = sync.claimed.max(claim.number);
+        sync.claims = sync.claims.max(claim.number);
+        if here && !session.standalone.is_muted() {
+            return true;
         }
     }
+    // Notifications may have been lost only if another instance held it.
+    let moved = claim.previous.is_some() && !here;
+    let (events, broken) = match after {
+        Some(after) => match m
+            .store
+            .read(&session.id, 0, after, session.standalone.keep())
+            .await
+        {
+            Ok(tail) if tail.broken => {
+                tracing::info!("the stored stream lost events: they are re-announced instead");
+                (Vec::new(), true)
+            }
+            Ok(tail) => (tail.events, false),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read a stored stream: its missed events are re-announced instead");
+                (Vec::new(), true)
+            }
+        },
+        None => (Vec::new(), false),
+    };
+    let sync = lock(&session.sync);
+    if sync.claimed != claim.number || sync.others > claim.number {
+        // Claimed again meanwhile, here or elsewhere: that claim decides.
+        return true;
+    }
+    // Numbered after what the store has, and after what the client saw.
+    session
+        .standalone
+        .seed(events, claim.last.max(after.unwrap_or(0)));
+    session.standalone.mute(false);
+    drop(sync);
+    if moved || broken {
+        Server::resync_session(&session.engine);
+    }
+    true
 }
 
-/// A POST stream another instance writes (or wrote), followed from the store.
+/// A POST stream another instance writes (or wrote), followed from the store. `None` if
+/// the store does not know it, or lost some of its events (it cannot be resumed).
 async fn stored_stream(
     sh: &Arc<Shared>,
     session: &Arc<HttpSession>,
@@ -836,7 +1091,12 @@ async fn stored_stream(
     let Some(m) = session.mirror.clone() else {
         return Ok(None);
     };
-    let tail = match m.store.read(&session.id, stream, after).await {
+    let limits = log_limits(sh);
+    let keep = crate::bus::Keep {
+        events: limits.max_events,
+        bytes: limits.max_bytes,
+    };
+    let tail = match m.store.read(&session.id, stream, after, keep).await {
         Ok(t) => t,
         Err(e) => {
             tracing::warn!(error = %e, "cannot read a stored stream");
@@ -846,38 +1106,53 @@ async fn stored_stream(
     if !tail.known {
         return Ok(None);
     }
-    let log = StreamLog::new(stream, log_limits(sh), None);
+    if tail.broken {
+        tracing::info!("a stored stream lost events: it cannot be resumed");
+        return Ok(None);
+    }
+    let log = StreamLog::new(stream, limits, None);
     let mut last = after;
     if let Some((seq, _)) = tail.events.last() {
         last = *seq;
     }
     log.seed(tail.events, after);
     session.keep_stream(Arc::clone(&log));
-    if tail.ended || !tail.writer_alive {
+    if tail.ended {
         log.close();
         return Ok(Some(log));
     }
     let (follower, ended) = (Arc::clone(&log), session.ended.clone());
-    let id = Arc::clone(&session.id);
+    let (session, grace) = (Arc::clone(session), m.store.liveness_grace());
+    // The writer counts as gone only once it has looked dead for the whole grace period.
+    let mut dead_since = (!tail.writer_alive).then(Instant::now);
     tokio::spawn(async move {
         loop {
+            if dead_since.is_some_and(|t| t.elapsed() > grace) {
+                tracing::info!("the instance running a resumed request is gone: its stream ends");
+                break;
+            }
             tokio::select! {
                 () = ended.cancelled() => break,
                 () = tokio::time::sleep(FOLLOW_EVERY) => {}
             }
-            match m.store.read(&id, stream, last).await {
+            match m.store.read(&session.id, stream, last, keep).await {
+                Ok(tail) if tail.broken => {
+                    tracing::info!("a followed stream lost events in the store: it ends");
+                    session.forget_stream(&follower);
+                    break;
+                }
                 Ok(tail) => {
                     if let Some((seq, _)) = tail.events.last() {
                         last = *seq;
                     }
                     follower.extend(tail.events);
-                    if tail.ended || !tail.writer_alive {
-                        if !tail.ended {
-                            tracing::info!(
-                                "the instance running a resumed request is gone: its stream ends"
-                            );
-                        }
+                    if tail.ended {
                         break;
+                    }
+                    if tail.writer_alive {
+                        dead_since = None;
+                    } else {
+                        dead_since.get_or_insert_with(Instant::now);
                     }
                 }
                 Err(e) => tracing::debug!(error = %e, "cannot follow a stored stream"),
@@ -916,14 +1191,18 @@ pub(super) async fn get(sh: &Arc<Shared>, headers: &HeaderMap, owner: Option<Own
         .map(|v| v.to_str().ok().and_then(sse::parse_event_id));
     let (log, after) = match resume {
         None => {
-            hold(&session, None).await;
+            if !hold(sh, &session, None).await {
+                return unknown_session();
+            }
             (
                 Arc::clone(&session.standalone),
                 session.standalone.last_seq(),
             )
         }
         Some(Some((0, seq))) => {
-            hold(&session, Some(seq)).await;
+            if !hold(sh, &session, Some(seq)).await {
+                return unknown_session();
+            }
             (Arc::clone(&session.standalone), seq)
         }
         Some(Some((stream, seq))) => {
@@ -993,12 +1272,14 @@ pub(super) async fn delete(
         Ok(s) => s,
         Err(refusal) => return refusal,
     };
-    sh.sessions.remove(&session.id);
+    // The store first: a DELETE answered 204 has ended the session everywhere.
     if let Some(store) = sh.sessions.store()
         && let Err(e) = store.delete(&session.id).await
     {
-        tracing::warn!(error = %e, "cannot delete a session from the store: it ends when it expires there");
+        tracing::warn!(error = %e, "cannot delete a session from the store");
+        return store_unavailable("cannot end the session");
     }
+    sh.sessions.remove(&session.id);
     tracing::debug!(session = %session.id, "session ended by the client");
     status_only(StatusCode::NO_CONTENT)
 }

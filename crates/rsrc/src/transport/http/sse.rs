@@ -15,6 +15,8 @@
 //! - At most one reader follows a log at a time; a resumption takes the log over from a
 //!   reader whose connection has not been seen to drop yet.
 //! - Pushing never blocks; readers wait on a [`Notify`] without missing a wake-up.
+//! - Event numbers never overflow: a `Last-Event-ID` beyond [`MAX_SEQ`] is malformed, and
+//!   numbers read back from a store saturate.
 //! - With a [`SessionStore`], a log's events are also written there ([`Mirror`]), with
 //!   the same bounds, so that another instance can resume the stream; a muted log (the
 //!   standalone stream of a session another instance holds) takes no events.
@@ -180,7 +182,7 @@ impl StreamLog {
             return;
         }
         let seq = st.next_seq;
-        st.next_seq += 1;
+        st.next_seq = st.next_seq.saturating_add(1);
         let mut b = BytesMut::with_capacity(json.len() + 32);
         b.put_slice(format!("id: {}-{seq}\ndata: ", self.stream).as_bytes());
         b.put_slice(json);
@@ -216,7 +218,7 @@ impl StreamLog {
     pub(super) fn close(&self) {
         let mut st = lock(&self.state);
         let newly = !std::mem::replace(&mut st.closed, true);
-        let last = st.next_seq - 1;
+        let last = st.next_seq.saturating_sub(1);
         drop(st);
         if let (true, Some(m)) = (newly && self.stream != 0, &self.mirror) {
             m.store.end_stream(&m.session, self.stream, last);
@@ -241,7 +243,7 @@ impl StreamLog {
         while !st.events.is_empty() {
             st.pop_oldest();
         }
-        st.next_seq = st.next_seq.max(last + 1);
+        st.next_seq = st.next_seq.max(last.saturating_add(1));
         drop(st);
         self.extend(events);
     }
@@ -257,7 +259,7 @@ impl StreamLog {
             if seq < st.next_seq && st.events.back().is_some_and(|(s, _)| *s >= seq) {
                 continue;
             }
-            st.next_seq = st.next_seq.max(seq + 1);
+            st.next_seq = st.next_seq.max(seq.saturating_add(1));
             st.bytes += frame.len();
             st.limits
                 .budget
@@ -266,7 +268,9 @@ impl StreamLog {
             st.events.push_back((seq, frame));
         }
         while st.events.len() > 1
-            && (st.events.len() > st.limits.max_events || st.bytes > st.limits.max_bytes)
+            && (st.events.len() > st.limits.max_events
+                || st.bytes > st.limits.max_bytes
+                || st.limits.budget.over())
         {
             st.pop_oldest();
         }
@@ -288,7 +292,16 @@ impl StreamLog {
 
     /// The sequence number of the last event pushed (0 if none).
     pub(super) fn last_seq(&self) -> u64 {
-        lock(&self.state).next_seq - 1
+        lock(&self.state).next_seq.saturating_sub(1)
+    }
+
+    /// How much of a stored stream a copy of this log keeps.
+    pub(super) fn keep(&self) -> crate::bus::Keep {
+        let st = lock(&self.state);
+        crate::bus::Keep {
+            events: st.limits.max_events,
+            bytes: st.limits.max_bytes,
+        }
     }
 
     pub(super) fn is_attached(&self) -> bool {
@@ -456,10 +469,15 @@ pub(super) fn follow(
     })
 }
 
+/// The largest event number a `Last-Event-ID` may name (2^53: what every client can
+/// hold as a number); beyond, it is malformed rather than numbered past.
+pub(super) const MAX_SEQ: u64 = 1 << 53;
+
 /// Parses a `Last-Event-ID` of the form `{stream}-{seq}`.
 pub(super) fn parse_event_id(v: &str) -> Option<(u64, u64)> {
     let (s, q) = v.trim().split_once('-')?;
-    Some((s.parse().ok()?, q.parse().ok()?))
+    let (stream, seq) = (s.parse().ok()?, q.parse().ok()?);
+    (seq <= MAX_SEQ).then_some((stream, seq))
 }
 
 #[cfg(test)]
@@ -574,5 +592,38 @@ mod tests {
         assert_eq!(parse_event_id("3-17"), Some((3, 17)));
         assert_eq!(parse_event_id("x-1"), None);
         assert_eq!(parse_event_id("3"), None);
+        assert_eq!(parse_event_id("0-9007199254740992"), Some((0, MAX_SEQ)));
+        assert_eq!(parse_event_id("0-9007199254740993"), None);
+        assert_eq!(parse_event_id("0-18446744073709551615"), None);
+    }
+
+    #[test]
+    fn numbers_at_the_top_saturate_instead_of_overflowing() {
+        let log = StreamLog::new(0, limits(), None);
+        log.seed(Vec::new(), u64::MAX);
+        log.extend(vec![(u64::MAX, Bytes::from_static(b"x"))]);
+        log.push_message(b"y");
+        log.push_message(b"z");
+        assert_eq!(log.last_seq(), u64::MAX - 1);
+        log.close();
+    }
+
+    #[test]
+    fn events_from_another_instance_stay_within_the_shared_budget() {
+        let budget = Budget::new(100);
+        let limits = LogLimits {
+            max_events: 1000,
+            max_bytes: 1 << 20,
+            budget: Arc::clone(&budget),
+        };
+        let log = StreamLog::new(1, limits, None);
+        log.extend(
+            (1..=50)
+                .map(|s| (s, Bytes::from(format!("id: 1-{s}\ndata: 0123456789\n\n"))))
+                .collect(),
+        );
+        let frame = "id: 1-50\ndata: 0123456789\n\n".len();
+        assert!(budget.used.load(Ordering::Relaxed) <= 100 + frame);
+        assert_eq!(log.last_seq(), 50);
     }
 }
