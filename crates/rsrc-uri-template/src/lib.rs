@@ -158,7 +158,7 @@ pub mod limits {
     pub const MAX_PREFIX: u16 = 9999;
 }
 
-struct Inner {
+struct Parsed {
     source: Arc<str>,
     parts: Vec<parse::Part>,
     names: Vec<Box<str>>,
@@ -169,7 +169,7 @@ struct Inner {
 /// A parsed URI template. Immutable; cloning is cheap (reference-counted).
 #[derive(Clone)]
 pub struct UriTemplate {
-    inner: Arc<Inner>,
+    parsed: Arc<Parsed>,
 }
 
 impl UriTemplate {
@@ -190,7 +190,7 @@ impl UriTemplate {
         let matcher = matching::Matcher::new(&parts);
         let specificity = Specificity::new(source.clone(), &parts);
         Ok(UriTemplate {
-            inner: Arc::new(Inner {
+            parsed: Arc::new(Parsed {
                 source,
                 parts,
                 names,
@@ -202,7 +202,7 @@ impl UriTemplate {
 
     /// The template text, as given to [`parse`](Self::parse).
     pub fn as_str(&self) -> &str {
-        &self.inner.source
+        &self.parsed.source
     }
 
     /// Expands the template (RFC 6570 section 3).
@@ -211,13 +211,13 @@ impl UriTemplate {
     /// array) is copied unexpanded, as section 3 recommends; [`try_expand`](Self::try_expand)
     /// reports it instead.
     pub fn expand<V: VarSource + ?Sized>(&self, vars: &V) -> String {
-        let i = &self.inner;
+        let i = &self.parsed;
         expand::expand_parts(&i.source, &i.parts, vars, false).unwrap_or_default()
     }
 
     /// Expands the template, failing on an expression that cannot be expanded.
     pub fn try_expand<V: VarSource + ?Sized>(&self, vars: &V) -> Result<String, ExpandError> {
-        let i = &self.inner;
+        let i = &self.parsed;
         expand::expand_parts(&i.source, &i.parts, vars, true)
     }
 
@@ -226,17 +226,17 @@ impl UriTemplate {
     /// Runs in time linear in `uri.len()`. See the crate docs, "Matching semantics", for
     /// the rules applied where the RFC is ambiguous.
     pub fn matches(&self, uri: &str) -> Option<Captures> {
-        self.inner.matcher.matches(uri)
+        self.parsed.matcher.matches(uri)
     }
 
     /// The variable names, in template order, each once.
     pub fn variables(&self) -> impl Iterator<Item = &str> {
-        self.inner.names.iter().map(|n| &**n)
+        self.parsed.names.iter().map(|n| &**n)
     }
 
     /// How specific the template is, for choosing among templates matching one URI.
     pub fn specificity(&self) -> Specificity {
-        self.inner.specificity.clone()
+        self.parsed.specificity.clone()
     }
 }
 

@@ -107,7 +107,7 @@ struct Flight {
     stale: AtomicBool,
 }
 
-struct Inner {
+struct CacheState {
     store: moka::sync::Cache<String, Arc<Stored>>,
     flights: Mutex<HashMap<String, Arc<Flight>>>,
     min_weight: u64,
@@ -118,13 +118,13 @@ struct Inner {
 /// share the entries).
 #[derive(Clone)]
 pub struct ReadCache {
-    inner: Arc<Inner>,
+    state: Arc<CacheState>,
 }
 
 impl std::fmt::Debug for ReadCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ReadCache")
-            .field("entries", &self.inner.store.entry_count())
+            .field("entries", &self.state.store.entry_count())
             .finish_non_exhaustive()
     }
 }
@@ -174,14 +174,14 @@ impl moka::Expiry<String, Arc<Stored>> for PerEntryTtl {
 /// Removes a flight from the table when its last reader is done with it, so that the
 /// table only ever holds calls someone is waiting for.
 struct FlightGuard<'a> {
-    inner: &'a Inner,
+    state: &'a CacheState,
     uri: &'a str,
     flight: Arc<Flight>,
 }
 
 impl Drop for FlightGuard<'_> {
     fn drop(&mut self) {
-        let mut flights = lock(&self.inner.flights);
+        let mut flights = lock(&self.state.flights);
         let ours = flights
             .get(self.uri)
             .is_some_and(|f| Arc::ptr_eq(f, &self.flight));
@@ -203,7 +203,7 @@ impl ReadCache {
             .expire_after(PerEntryTtl)
             .build();
         ReadCache {
-            inner: Arc::new(Inner {
+            state: Arc::new(CacheState {
                 store,
                 flights: Mutex::new(HashMap::new()),
                 min_weight,
@@ -216,10 +216,10 @@ impl ReadCache {
     /// set of resources changed). A [`Provider`] using the cache calls it from
     /// [`Provider::attach`].
     pub fn follow(&self, feed: &ChangeFeed) {
-        let inner = Arc::downgrade(&self.inner);
+        let state = Arc::downgrade(&self.state);
         feed.on_change(move |event| {
-            if let Some(inner) = inner.upgrade() {
-                let cache = ReadCache { inner };
+            if let Some(state) = state.upgrade() {
+                let cache = ReadCache { state };
                 match event {
                     ChangeEvent::Updated(uri) => cache.invalidate(uri),
                     // Rare (a watcher taking over, a bus back from a disconnection).
@@ -232,24 +232,24 @@ impl ReadCache {
 
     /// Drops the entry of `uri`; a read of it in flight will not be stored.
     pub fn invalidate(&self, uri: &str) {
-        self.inner.store.invalidate(uri);
-        if let Some(flight) = lock(&self.inner.flights).remove(uri) {
+        self.state.store.invalidate(uri);
+        if let Some(flight) = lock(&self.state.flights).remove(uri) {
             flight.stale.store(true, Ordering::Release);
         }
     }
 
     /// Drops every entry.
     pub fn invalidate_all(&self) {
-        self.inner.store.invalidate_all();
-        for (_, flight) in lock(&self.inner.flights).drain() {
+        self.state.store.invalidate_all();
+        for (_, flight) in lock(&self.state.flights).drain() {
             flight.stale.store(true, Ordering::Release);
         }
     }
 
     /// How many entries are stored (approximately: expired entries may still count).
     pub fn entry_count(&self) -> u64 {
-        self.inner.store.run_pending_tasks();
-        self.inner.store.entry_count()
+        self.state.store.run_pending_tasks();
+        self.state.store.entry_count()
     }
 
     /// The cached read of `uri`, or the result of `load` (made once for every concurrent
@@ -267,9 +267,9 @@ impl ReadCache {
         if let Some(hit) = self.hit(uri) {
             return Ok(hit);
         }
-        let flight = Arc::clone(lock(&self.inner.flights).entry(uri.to_owned()).or_default());
+        let flight = Arc::clone(lock(&self.state.flights).entry(uri.to_owned()).or_default());
         let guard = FlightGuard {
-            inner: &self.inner,
+            state: &self.state,
             uri,
             flight,
         };
@@ -300,7 +300,7 @@ impl ReadCache {
 
     /// The cached read of `uri`, if there is one still fresh.
     pub fn hit(&self, uri: &str) -> Option<ReadOutput> {
-        let stored = self.inner.store.get(uri)?;
+        let stored = self.state.store.get(uri)?;
         let left = stored.policy.ttl.checked_sub(stored.stored_at.elapsed())?;
         Some(ReadOutput {
             contents: stored.output.contents.clone(),
@@ -313,11 +313,11 @@ impl ReadCache {
             return;
         }
         let bytes = bytes_of(uri, output);
-        if bytes > self.inner.max_entry_bytes {
+        if bytes > self.state.max_entry_bytes {
             return;
         }
-        let weight = u32::try_from(bytes.max(self.inner.min_weight)).unwrap_or(u32::MAX);
-        self.inner.store.insert(
+        let weight = u32::try_from(bytes.max(self.state.min_weight)).unwrap_or(u32::MAX);
+        self.state.store.insert(
             uri.to_owned(),
             Arc::new(Stored {
                 output: ReadOutput {

@@ -140,11 +140,11 @@ impl Notifier {
 /// Cheap to clone; a clone refers to the same request.
 #[derive(Clone, Debug)]
 pub struct RequestContext {
-    inner: Arc<Inner>,
+    state: Arc<RequestState>,
 }
 
 #[derive(Debug)]
-struct Inner {
+struct RequestState {
     id: RequestId,
     version: ProtocolVersion,
     cancel: CancellationToken,
@@ -176,7 +176,7 @@ pub(crate) struct ContextParts {
 impl RequestContext {
     pub(crate) fn new(parts: ContextParts) -> Self {
         RequestContext {
-            inner: Arc::new(Inner {
+            state: Arc::new(RequestState {
                 id: parts.id,
                 version: parts.version,
                 cancel: parts.cancel,
@@ -210,34 +210,34 @@ impl RequestContext {
 
     /// The JSON-RPC id of the request.
     pub fn request_id(&self) -> &RequestId {
-        &self.inner.id
+        &self.state.id
     }
 
     /// The revision the request speaks.
     pub fn protocol_version(&self) -> ProtocolVersion {
-        self.inner.version
+        self.state.version
     }
 
     /// The client's self-reported name and version, if it gave one.
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.inner.client_info.as_deref()
+        self.state.client_info.as_deref()
     }
 
     /// Whether the client cancelled the request (or the connection closed). A provider
     /// doing long work should check this, or await [`RequestContext::cancelled`].
     pub fn is_cancelled(&self) -> bool {
-        self.inner.cancel.is_cancelled()
+        self.state.cancel.is_cancelled()
     }
 
     /// Completes when the request is cancelled.
     pub fn cancelled(&self) -> WaitForCancellationFuture<'_> {
-        self.inner.cancel.cancelled()
+        self.state.cancel.cancelled()
     }
 
     /// Completes when the transport is closing: a request that would run until
     /// cancelled (a subscription stream) should end now, with its result.
     pub fn closing(&self) -> WaitForCancellationFuture<'_> {
-        self.inner.closing.cancelled()
+        self.state.closing.cancelled()
     }
 
     /// Waits until `bytes` more content fit the server's budget of content in flight
@@ -249,33 +249,33 @@ impl RequestContext {
     /// fails; a cancelled request stops waiting when its future is dropped. Outside a
     /// server (a [`detached`](RequestContext::detached) context) it returns at once.
     pub async fn reserve(&self, bytes: u64) {
-        if let Some(held) = &self.inner.held {
+        if let Some(held) = &self.state.held {
             held.reserve(bytes).await;
         }
     }
 
     /// Whether this request holds part of the budget.
     pub(crate) fn holds_reservation(&self) -> bool {
-        self.inner.held.as_ref().is_some_and(Held::holds_any)
+        self.state.held.as_ref().is_some_and(Held::holds_any)
     }
 
     /// What this request holds of the budget, now owned by the caller.
     pub(crate) fn take_reservation(&self) -> Reservation {
-        self.inner.held.as_ref().map(Held::take).unwrap_or_default()
+        self.state.held.as_ref().map(Held::take).unwrap_or_default()
     }
 
     /// Reports progress when the client asked for it; a value not greater than the
     /// previous one, or any report after the request finished, is dropped.
     pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        let Some(token) = &self.inner.progress_token else {
+        let Some(token) = &self.state.progress_token else {
             return;
         };
-        if self.inner.done.load(Ordering::Acquire) || !progress.is_finite() {
+        if self.state.done.load(Ordering::Acquire) || !progress.is_finite() {
             return;
         }
         {
             let mut last = self
-                .inner
+                .state
                 .last_progress
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -284,7 +284,7 @@ impl RequestContext {
             }
             *last = Some(progress);
         }
-        self.inner.notifier.notify::<Progress>(&ProgressParams {
+        self.state.notifier.notify::<Progress>(&ProgressParams {
             progress_token: token.clone(),
             progress,
             total: total.filter(|t| t.is_finite()),
@@ -295,11 +295,11 @@ impl RequestContext {
 
     /// Sends `notifications/message` when the client asked for this level or lower.
     pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: serde_json::Value) {
-        if self.inner.done.load(Ordering::Acquire) {
+        if self.state.done.load(Ordering::Acquire) {
             return;
         }
-        if self.inner.log_level.is_some_and(|min| level >= min) {
-            self.inner
+        if self.state.log_level.is_some_and(|min| level >= min) {
+            self.state
                 .notifier
                 .notify::<LoggingMessage>(&LoggingMessageParams {
                     level,
@@ -312,12 +312,12 @@ impl RequestContext {
 
     /// Where the request's notifications go.
     pub(crate) fn notifier(&self) -> &Notifier {
-        &self.inner.notifier
+        &self.state.notifier
     }
 
     /// Marks the request finished: no notification may follow its response.
     pub(crate) fn finish(&self) {
-        self.inner.done.store(true, Ordering::Release);
+        self.state.done.store(true, Ordering::Release);
     }
 }
 

@@ -293,7 +293,6 @@ impl RequestError {
     /// The HTTP status of a request refused with this error before it ran (SEP-2243: an
     /// unknown method is 404, every other refusal 400). A request that ran answers 200,
     /// whatever its result.
-    #[cfg_attr(not(feature = "http"), expect(dead_code))]
     pub(crate) fn http_status(&self) -> u16 {
         match self {
             RequestError::MethodNotFound(_) => 404,

@@ -36,13 +36,13 @@ const NOTIFICATION_QUEUE: usize = 1024;
 /// One Streamable HTTP endpoint.
 #[derive(Debug)]
 pub(super) struct HttpLink {
-    shared: Arc<Shared>,
+    state: Arc<LinkState>,
     notifications: Mutex<Option<mpsc::Receiver<Notification>>>,
     next_id: AtomicI64,
 }
 
 #[derive(Debug)]
-struct Shared {
+struct LinkState {
     http: reqwest::Client,
     url: reqwest::Url,
     headers: HeaderMap,
@@ -190,7 +190,7 @@ enum Seen {
     Other,
 }
 
-impl Shared {
+impl LinkState {
     /// Routes one message: notifications to the queue; the response to `id` returned.
     fn route(&self, bytes: &[u8], id: Option<&RequestId>) -> Seen {
         match jsonrpc::decode(bytes) {
@@ -350,7 +350,7 @@ impl HttpLink {
             .map_err(|e| ClientError::Protocol(format!("HTTP client: {e}")))?;
         let (notes, rx) = mpsc::channel(NOTIFICATION_QUEUE);
         Ok(HttpLink {
-            shared: Arc::new(Shared {
+            state: Arc::new(LinkState {
                 http,
                 url,
                 headers,
@@ -366,7 +366,7 @@ impl HttpLink {
     }
 
     pub(super) fn options(&self) -> &ClientOptions {
-        &self.shared.options
+        &self.state.options
     }
 
     pub(super) fn take_notifications(&self) -> Option<mpsc::Receiver<Notification>> {
@@ -397,10 +397,10 @@ impl HttpLink {
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
         let value = super::with_meta(params, meta, M::NAME)?;
         let body = self.encode(M::NAME, &value, Some(&id))?;
-        let headers = self.shared.message_headers(M::NAME, &value, meta);
-        let shared = &self.shared;
+        let headers = self.state.message_headers(M::NAME, &value, meta);
+        let state = &self.state;
         let exchange = async {
-            let resp = shared
+            let resp = state
                 .post(body, headers)
                 .send()
                 .await
@@ -409,9 +409,9 @@ impl HttpLink {
                 && let Some(s) = resp.headers().get(SESSION_ID).and_then(|v| v.to_str().ok())
             {
                 tracing::debug!(session = s, "the server started a session");
-                *lock(&shared.session) = Some(s.to_owned());
+                *lock(&state.session) = Some(s.to_owned());
             }
-            shared.answer(resp, &id).await
+            state.answer(resp, &id).await
         };
         let value = match tokio::time::timeout(timeout, exchange).await {
             Ok(v) => v?,
@@ -433,13 +433,13 @@ impl HttpLink {
             reason: Some("the client stopped waiting".into()),
             meta: None,
         };
-        let shared = Arc::clone(&self.shared);
+        let state = Arc::clone(&self.state);
         if let Ok(value) = serde_json::to_value(&params)
             && let Ok(body) = self.encode(Cancelled::NAME, &value, None)
         {
-            let headers = shared.message_headers(Cancelled::NAME, &value, None);
+            let headers = state.message_headers(Cancelled::NAME, &value, None);
             tokio::spawn(async move {
-                let _ = shared.post(body, headers).send().await;
+                let _ = state.post(body, headers).send().await;
             });
         }
     }
@@ -451,9 +451,9 @@ impl HttpLink {
         let value = serde_json::to_value(params)
             .map_err(|e| ClientError::Protocol(format!("cannot encode {}: {e}", N::NAME)))?;
         let body = self.encode(N::NAME, &value, None)?;
-        let headers = self.shared.message_headers(N::NAME, &value, None);
+        let headers = self.state.message_headers(N::NAME, &value, None);
         let resp = self
-            .shared
+            .state
             .post(body, headers)
             .send()
             .await
@@ -472,9 +472,9 @@ impl HttpLink {
     /// After `initialize`: later requests name `version`, and the session's GET stream
     /// carries the server's notifications.
     pub(super) fn legacy_session(&self, version: &str) {
-        *lock(&self.shared.legacy_version) = Some(version.to_owned());
-        if lock(&self.shared.session).is_some() {
-            tokio::spawn(get_stream(Arc::downgrade(&self.shared)));
+        *lock(&self.state.legacy_version) = Some(version.to_owned());
+        if lock(&self.state.session).is_some() {
+            tokio::spawn(get_stream(Arc::downgrade(&self.state)));
         }
     }
 
@@ -489,9 +489,9 @@ impl HttpLink {
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
         let value = super::with_meta(&params, Some(meta), method)?;
         let body = self.encode(method, &value, Some(&id))?;
-        let headers = self.shared.message_headers(method, &value, Some(meta));
+        let headers = self.state.message_headers(method, &value, Some(meta));
         let resp = self
-            .shared
+            .state
             .post(body, headers)
             .send()
             .await
@@ -503,16 +503,16 @@ impl HttpLink {
             .unwrap_or("");
         if !ct.starts_with("text/event-stream") {
             // An error (or an immediate end) answered as JSON.
-            self.shared.answer(resp, &id).await?;
+            self.state.answer(resp, &id).await?;
             return Err(ClientError::Protocol(
                 "subscriptions/listen ended at once".into(),
             ));
         }
-        let shared = Arc::clone(&self.shared);
+        let state = Arc::clone(&self.state);
         Ok(tokio::spawn(async move {
-            let closed = shared.closed.clone();
+            let closed = state.closed.clone();
             tokio::select! {
-                _ = shared.answer(resp, &id) => {}
+                _ = state.answer(resp, &id) => {}
                 () = closed.cancelled() => {}
             }
         }))
@@ -522,11 +522,11 @@ impl HttpLink {
 /// The legacy GET stream: the server's notifications outside requests. Reconnects with
 /// `Last-Event-ID` when the connection drops; ends when the link goes, or at once if the
 /// server offers no stream (405).
-async fn get_stream(shared: Weak<Shared>) {
+async fn get_stream(state: Weak<LinkState>) {
     let mut last_event: Option<String> = None;
     let mut failures = 0u32;
     loop {
-        let Some(s) = shared.upgrade() else { return };
+        let Some(s) = state.upgrade() else { return };
         let closed = s.closed.clone();
         let limit = s.options.max_message;
         let mut req = s
@@ -560,7 +560,7 @@ async fn get_stream(shared: Weak<Shared>) {
                     };
                     let Some(Ok(chunk)) = chunk else { break };
                     parser.push(&chunk);
-                    let Some(s) = shared.upgrade() else { return };
+                    let Some(s) = state.upgrade() else { return };
                     while let Some(event) = parser.next_event() {
                         if let Some(id) = event.id {
                             last_event = Some(id);
@@ -593,17 +593,17 @@ async fn get_stream(shared: Weak<Shared>) {
 
 impl Drop for HttpLink {
     fn drop(&mut self) {
-        self.shared.closed.cancel();
-        let Some(session) = lock(&self.shared.session).take() else {
+        self.state.closed.cancel();
+        let Some(session) = lock(&self.state.session).take() else {
             return;
         };
         // Best effort: end the session on the server.
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             let req = self
-                .shared
+                .state
                 .http
-                .delete(self.shared.url.clone())
-                .headers(self.shared.headers.clone())
+                .delete(self.state.url.clone())
+                .headers(self.state.headers.clone())
                 .header(SESSION_ID, session);
             handle.spawn(async move {
                 let _ = req.send().await;

@@ -40,11 +40,11 @@ type Outcome = Result<Box<RawValue>, ErrorObject>;
 type Pending = Option<HashMap<RequestId, oneshot::Sender<Outcome>>>;
 
 #[derive(Debug)]
-struct Shared {
+struct Waiting {
     pending: Mutex<Pending>,
 }
 
-impl Shared {
+impl Waiting {
     fn pending(&self) -> MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -57,7 +57,7 @@ impl Shared {
 /// One connection to a server.
 #[derive(Debug)]
 pub(super) struct Connection {
-    shared: Arc<Shared>,
+    waiting: Arc<Waiting>,
     out: mpsc::Sender<Vec<u8>>,
     notifications: Mutex<Option<mpsc::Receiver<Notification>>>,
     next_id: AtomicI64,
@@ -81,7 +81,7 @@ impl Connection {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let shared = Arc::new(Shared {
+        let waiting = Arc::new(Waiting {
             pending: Mutex::new(Some(HashMap::new())),
         });
         let (out, out_rx) = mpsc::channel(1024);
@@ -89,13 +89,13 @@ impl Connection {
         tokio::spawn(write_loop(writer, out_rx));
         tokio::spawn(read_loop(
             reader,
-            Arc::clone(&shared),
+            Arc::clone(&waiting),
             out.downgrade(),
             notes_tx,
             options.max_message,
         ));
         Connection {
-            shared,
+            waiting,
             out,
             notifications: Mutex::new(Some(notes_rx)),
             next_id: AtomicI64::new(1),
@@ -132,7 +132,7 @@ impl Connection {
         let value = super::with_meta(params, meta, M::NAME)?;
         let line = encode_line(|l| jsonrpc::write_request(l, &id, M::NAME, Some(&value)))?;
         let (tx, rx) = oneshot::channel();
-        match self.shared.pending().as_mut() {
+        match self.waiting.pending().as_mut() {
             Some(p) => p.insert(id.clone(), tx),
             None => return Err(ClientError::Closed),
         };
@@ -164,7 +164,7 @@ struct PendingGuard<'a> {
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
-        if self.conn.shared.take(&id).is_none() {
+        if self.conn.waiting.take(&id).is_none() {
             return;
         }
         let params = CancelledParams {
@@ -194,7 +194,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::Receiver
 
 async fn read_loop<R: AsyncRead + Unpin>(
     reader: R,
-    shared: Arc<Shared>,
+    waiting: Arc<Waiting>,
     out: mpsc::WeakSender<Vec<u8>>,
     notes: mpsc::Sender<Notification>,
     max_message: usize,
@@ -203,14 +203,14 @@ async fn read_loop<R: AsyncRead + Unpin>(
     loop {
         while let Some(frame) = lines.next_buffered() {
             match frame {
-                Frame::Line(bytes) => handle(bytes, &shared, &out, &notes),
+                Frame::Line(bytes) => handle(bytes, &waiting, &out, &notes),
                 Frame::TooLong(prefix) => {
                     tracing::warn!(
                         limit = max_message,
                         "discarded an over-long message from the server"
                     );
                     if let Some(tx) =
-                        jsonrpc::id_from_prefix(&prefix).and_then(|id| shared.take(&id))
+                        jsonrpc::id_from_prefix(&prefix).and_then(|id| waiting.take(&id))
                     {
                         let _ = tx.send(Err(ErrorObject::new(
                             ErrorCode::INTERNAL_ERROR,
@@ -232,18 +232,18 @@ async fn read_loop<R: AsyncRead + Unpin>(
         }
     }
     // Every request still waiting, and every later one, fails with `Closed`.
-    *shared.pending() = None;
+    *waiting.pending() = None;
 }
 
 fn handle(
     bytes: &[u8],
-    shared: &Shared,
+    waiting: &Waiting,
     out: &mpsc::WeakSender<Vec<u8>>,
     notes: &mpsc::Sender<Notification>,
 ) {
     match jsonrpc::decode(bytes) {
         Ok(Message::Response(r)) => match r.id {
-            Some(id) => match shared.take(&id) {
+            Some(id) => match waiting.take(&id) {
                 Some(tx) => {
                     let _ = tx.send(r.outcome.map(|raw| raw.to_owned()));
                 }

@@ -610,7 +610,9 @@ impl Start<'_> {
             };
             ctx.finish();
             Some(match outcome {
-                Ok(Ok(result)) => Reply::result(id, result).holding(ctx.take_reservation()),
+                Ok(Ok(result)) => {
+                    Reply::result(id, result).with_reservation(ctx.take_reservation())
+                }
                 Ok(Err(e)) => {
                     if let Some(detail) = e.internal_detail() {
                         tracing::error!(%id, error = %detail, "request failed");

@@ -76,6 +76,37 @@ impl<'a> Asked<'a> {
     }
 }
 
+/// The era a transport's version header names (Streamable HTTP's `MCP-Protocol-Version`):
+/// which path, stateless or in a session, its requests take.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HeaderEra {
+    /// A 2026-07-28 revision: stateless.
+    Modern(ProtocolVersion),
+    /// A 2025 revision, or 2025-03-26 (the revision a client that sends no header
+    /// speaks, served as the newest legacy one): a legacy session.
+    Legacy,
+    /// A revision this server does not serve (`-32022`).
+    Unsupported,
+}
+
+/// The revision assumed for a legacy client that names none.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) const UNNAMED_LEGACY: &str = "2025-03-26";
+
+/// What a transport's version header `value` names (absent: treat as
+/// [`UNNAMED_LEGACY`]).
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) fn header_era(value: &str) -> HeaderEra {
+    let value = value.trim();
+    match value.parse::<ProtocolVersion>() {
+        Ok(v) if v.is_modern() => HeaderEra::Modern(v),
+        Ok(_) => HeaderEra::Legacy,
+        Err(_) if value == UNNAMED_LEGACY => HeaderEra::Legacy,
+        Err(_) => HeaderEra::Unsupported,
+    }
+}
+
 /// Which revisions a method exists in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Eras {
@@ -369,6 +400,14 @@ mod tests {
             let d = decide(place, asked, Kind::Unknown("x/y"));
             assert_eq!(code(&d), Some(-32601), "{place:?}");
         }
+    }
+
+    #[test]
+    fn the_version_header_picks_the_path() {
+        assert_eq!(header_era(" 2026-07-28 "), HeaderEra::Modern(V26));
+        assert_eq!(header_era("2025-06-18"), HeaderEra::Legacy);
+        assert_eq!(header_era(UNNAMED_LEGACY), HeaderEra::Legacy);
+        assert_eq!(header_era("2024-11-05"), HeaderEra::Unsupported);
     }
 
     #[test]

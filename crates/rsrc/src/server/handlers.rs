@@ -81,7 +81,7 @@ pub(crate) fn capabilities(srv: &Server) -> ServerCapabilities {
     // Every template can be completed (`Provider::complete` answers, with no values by
     // default), so serving one is what declares completion: no provider can offer
     // completion without the capability being declared.
-    let completions = !srv.inner.templates.is_empty() || srv.inner.prompt_completer.is_some();
+    let completions = !srv.state.templates.is_empty() || srv.state.prompt_completer.is_some();
     ServerCapabilities {
         resources: Some(ResourcesCapability {
             subscribe: offers_subscriptions(srv).then_some(true),
@@ -89,10 +89,10 @@ pub(crate) fn capabilities(srv: &Server) -> ServerCapabilities {
         }),
         logging: Some(Default::default()),
         completions: completions.then(Default::default),
-        extensions: (!srv.inner.extensions.is_empty()).then(|| srv.inner.extensions.clone()),
+        extensions: (!srv.state.extensions.is_empty()).then(|| srv.state.extensions.clone()),
         other: {
-            let mut other = srv.inner.capabilities.clone();
-            if srv.inner.tools.is_some() {
+            let mut other = srv.state.capabilities.clone();
+            if srv.state.tools.is_some() {
                 other.insert(super::tools::CAPABILITY.into(), serde_json::json!({}));
             }
             other
@@ -101,7 +101,7 @@ pub(crate) fn capabilities(srv: &Server) -> ServerCapabilities {
 }
 
 fn offers_subscriptions(srv: &Server) -> bool {
-    srv.inner
+    srv.state
         .router
         .mounts
         .iter()
@@ -109,7 +109,7 @@ fn offers_subscriptions(srv: &Server) -> bool {
 }
 
 fn publishes_list_changes(srv: &Server) -> bool {
-    srv.inner
+    srv.state
         .router
         .mounts
         .iter()
@@ -119,10 +119,10 @@ fn publishes_list_changes(srv: &Server) -> bool {
 /// The session's listener, made on first use.
 pub(super) fn listener_of<'s>(srv: &Server, session: &'s Session) -> &'s Arc<Listener> {
     session.listener(|| {
-        srv.inner.hub.listener(
+        srv.state.hub.listener(
             session.notifier().clone(),
             None,
-            srv.inner.config.max_subscriptions,
+            srv.state.config.max_subscriptions,
         )
     })
 }
@@ -156,13 +156,13 @@ pub(super) fn canonicalize(srv: &Server, uri: &mut String) -> Result<(), Request
 }
 
 fn check_uri(srv: &Server, uri: &str) -> Result<(), RequestError> {
-    crate::uri::validate(uri, srv.inner.config.max_uri_len)
+    crate::uri::validate(uri, srv.state.config.max_uri_len)
         .map_err(|reason| ResourceError::invalid_uri(uri, reason).into())
 }
 
 fn mount_for<'s>(srv: &'s Server, uri: &str) -> Result<(u16, &'s Mount), RequestError> {
     check_uri(srv, uri)?;
-    srv.inner
+    srv.state
         .router
         .resolve(uri)
         .ok_or_else(|| ResourceError::not_found(uri).into())
@@ -207,8 +207,8 @@ pub(super) fn initialize(
     Ok(InitializeResult {
         protocol_version: version.as_str().to_owned(),
         capabilities: capabilities(srv),
-        server_info: srv.inner.info.clone(),
-        instructions: srv.inner.instructions.clone(),
+        server_info: srv.state.info.clone(),
+        instructions: srv.state.instructions.clone(),
         meta: None,
     })
 }
@@ -270,7 +270,7 @@ pub(super) async fn listen(
 ) -> Result<SubscriptionsListenResult, RequestError> {
     let id = ctx.request_id().clone();
     let wanted = p.notifications;
-    let max = srv.inner.config.max_subscriptions;
+    let max = srv.state.config.max_subscriptions;
     let mut accepted = SubscriptionFilter::default();
     if wanted.resources_list_changed == Some(true) && publishes_list_changes(&srv) {
         accepted.resources_list_changed = Some(true);
@@ -296,7 +296,7 @@ pub(super) async fn listen(
         accepted.resource_subscriptions = Some(ok);
     }
     let listener = srv
-        .inner
+        .state
         .hub
         .listener(ctx.notifier().clone(), Some(id.clone()), max);
     // The acknowledgement goes out before anything can be delivered.
@@ -330,14 +330,14 @@ pub(super) async fn discover(
     _ctx: RequestContext,
     _p: EmptyParams,
 ) -> Result<DiscoverResult, RequestError> {
-    let hint = srv.inner.config.discover_cache;
+    let hint = srv.state.config.discover_cache;
     Ok(DiscoverResult {
         supported_versions: ProtocolVersion::ALL
             .iter()
             .map(|v| v.as_str().to_owned())
             .collect(),
         capabilities: capabilities(&srv),
-        instructions: srv.inner.instructions.clone(),
+        instructions: srv.state.instructions.clone(),
         result_type: None,
         ttl_ms: Some(hint.ttl_ms),
         cache_scope: Some(hint.scope),
@@ -353,11 +353,11 @@ pub(super) async fn list(
     if let Some(uri) = &mut p.uri {
         canonicalize(&srv, uri)?;
     }
-    let limit = srv.inner.config.page_size;
+    let limit = srv.state.config.page_size;
     let (mut resources, next_cursor, hint) =
         listing(&srv, &ctx, p.uri.as_deref(), p.cursor.as_deref(), limit).await?;
     resources.iter_mut().for_each(Listed::normalize_kind);
-    let hint = hint.unwrap_or(srv.inner.config.list_cache);
+    let hint = hint.unwrap_or(srv.state.config.list_cache);
     Ok(ListResourcesResult {
         resources,
         next_cursor,
@@ -406,8 +406,8 @@ async fn list_default(
     cursor: Option<&str>,
     limit: usize,
 ) -> Result<Listing, RequestError> {
-    let mounts = &srv.inner.router.mounts;
-    let sealer = &srv.inner.sealer;
+    let mounts = &srv.state.router.mounts;
+    let sealer = &srv.state.sealer;
     // A position is empty for "the start of this mount", else 1 followed by the
     // provider's bytes.
     let (mut index, mut after) = match cursor {
@@ -471,7 +471,7 @@ async fn list_children(
     limit: usize,
 ) -> Result<Listing, RequestError> {
     let (index, mount) = mount_for(&srv, uri)?;
-    let sealer = &srv.inner.sealer;
+    let sealer = &srv.state.sealer;
     let after = match cursor {
         None => None,
         Some(c) => {
@@ -525,7 +525,7 @@ pub(super) async fn read(
     for c in &mut out.contents {
         c.resource.normalize_kind();
     }
-    let hint = out.cache.unwrap_or(srv.inner.config.read_cache);
+    let hint = out.cache.unwrap_or(srv.state.config.read_cache);
     Ok(ReadResourceResult {
         contents: out.contents,
         result_type: None,
@@ -556,11 +556,11 @@ pub(super) async fn templates(
     _ctx: RequestContext,
     p: ListResourceTemplatesParams,
 ) -> Result<ListResourceTemplatesResult, RequestError> {
-    let all = &srv.inner.templates;
+    let all = &srv.state.templates;
     let start = match p.cursor.as_deref() {
         None => 0,
         Some(c) => {
-            let (_, inner) = srv.inner.sealer.open(c, ListKind::Templates, "")?;
+            let (_, inner) = srv.state.sealer.open(c, ListKind::Templates, "")?;
             let offset = <[u8; 4]>::try_from(inner.as_slice()).map_err(|_| InvalidCursor)?;
             let offset = u32::from_be_bytes(offset) as usize;
             if offset > all.len() {
@@ -569,13 +569,13 @@ pub(super) async fn templates(
             offset
         }
     };
-    let end = all.len().min(start + srv.inner.config.page_size);
+    let end = all.len().min(start + srv.state.config.page_size);
     let next_cursor = (end < all.len()).then(|| {
-        srv.inner
+        srv.state
             .sealer
             .seal(ListKind::Templates, "", 0, &(end as u32).to_be_bytes())
     });
-    let hint = srv.inner.config.templates_cache;
+    let hint = srv.state.config.templates_cache;
     Ok(ListResourceTemplatesResult {
         resource_templates: all[start..end].iter().map(|(_, t)| t.clone()).collect(),
         next_cursor,
@@ -594,7 +594,7 @@ pub(super) async fn complete(
     let template = match &p.reference {
         Reference::Resource { uri } => uri,
         Reference::Prompt { name, .. } => {
-            let Some(complete) = &srv.inner.prompt_completer else {
+            let Some(complete) = &srv.state.prompt_completer else {
                 return Err(RequestError::InvalidParams(format!(
                     "unknown prompt {name:?}: this server offers no prompts"
                 )));
@@ -610,7 +610,7 @@ pub(super) async fn complete(
         }
     };
     let Some((index, _)) = srv
-        .inner
+        .state
         .templates
         .iter()
         .find(|(_, t)| t.uri_template == *template)
@@ -619,7 +619,7 @@ pub(super) async fn complete(
             "unknown resource template {template:?}"
         )));
     };
-    let mount = &srv.inner.router.mounts[usize::from(*index)];
+    let mount = &srv.state.router.mounts[usize::from(*index)];
     let context = p.context.and_then(|c| c.arguments).unwrap_or_default();
     let completion = mount
         .provider
@@ -664,7 +664,7 @@ pub(super) fn extension(
     let method = method.to_owned();
     move |srv: Server, ctx: RequestContext, p: ExtensionParams| {
         Box::pin(async move {
-            let Some(handler) = srv.inner.methods.get(&method).cloned() else {
+            let Some(handler) = srv.state.methods.get(&method).cloned() else {
                 return Err(RequestError::MethodNotFound(method));
             };
             Ok(ExtensionResult(handler(ctx, p.rest).await?))

@@ -13,7 +13,7 @@
 //! and replies (`reply.rs`).
 
 mod dispatch;
-mod gate;
+pub(crate) mod gate;
 mod handlers;
 mod reply;
 mod session;
@@ -383,7 +383,7 @@ impl ServerBuilder {
             })
             .collect();
         Ok(Server {
-            inner: Arc::new(Inner {
+            state: Arc::new(ServerState {
                 info: self.info,
                 instructions: self.instructions,
                 router: self.router,
@@ -408,10 +408,10 @@ impl ServerBuilder {
 /// A resources server: cheap to clone, shared by every connection.
 #[derive(Clone, Debug)]
 pub struct Server {
-    inner: Arc<Inner>,
+    state: Arc<ServerState>,
 }
 
-struct Inner {
+struct ServerState {
     info: Implementation,
     instructions: Option<String>,
     router: Router,
@@ -434,7 +434,7 @@ struct Inner {
     budget: ByteBudget,
 }
 
-impl std::fmt::Debug for Inner {
+impl std::fmt::Debug for ServerState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")
             .field("info", &self.info)
@@ -463,17 +463,17 @@ impl Server {
 
     /// The server's name and version.
     pub fn info(&self) -> &Implementation {
-        &self.inner.info
+        &self.state.info
     }
 
     /// The configuration.
     pub fn config(&self) -> &ServerConfig {
-        &self.inner.config
+        &self.state.config
     }
 
     /// The tools bridge's settings; refused as an unknown method when it is off.
     pub(crate) fn tools_config(&self) -> Result<&ToolsConfig, crate::error::RequestError> {
-        self.inner
+        self.state
             .tools
             .as_ref()
             .ok_or_else(|| crate::error::RequestError::MethodNotFound("tools".into()))
@@ -481,19 +481,19 @@ impl Server {
 
     /// The budget of content in flight ([`ServerConfig::read_budget`]).
     pub fn budget(&self) -> &ByteBudget {
-        &self.inner.budget
+        &self.state.budget
     }
 
     /// The change feed providers publish to (the same one each provider received in
     /// [`Provider::attach`](crate::Provider::attach)): for code outside a provider that knows a resource changed.
     pub fn changes(&self) -> ChangeFeed {
-        self.inner.hub.feed()
+        self.state.hub.feed()
     }
 
     /// Gives up this instance's leases on the bus (at shutdown), so that other instances
     /// take over the watches at once; a no-op without a bus.
     pub async fn leave_cluster(&self) {
-        if let Some(bus) = self.inner.hub.bus() {
+        if let Some(bus) = self.state.hub.bus() {
             bus.leave().await;
         }
     }
@@ -566,8 +566,8 @@ impl Server {
     /// Whether `method` is served beyond the engine's own: the tools bridge's, or an
     /// extension method.
     fn serves_extension(&self, method: &str) -> bool {
-        self.inner.tools.is_some() && tools::METHODS.contains(&method)
-            || self.inner.methods.contains_key(method)
+        self.state.tools.is_some() && tools::METHODS.contains(&method)
+            || self.state.methods.contains_key(method)
     }
 
     /// What requests changed in `session` (for a [`SessionStore`](crate::bus::SessionStore)).
@@ -636,6 +636,6 @@ impl Server {
         &self,
         idle: std::time::Duration,
     ) -> Option<Arc<dyn crate::bus::SessionStore>> {
-        self.inner.hub.bus()?.session_store(idle)
+        self.state.hub.bus()?.session_store(idle)
     }
 }

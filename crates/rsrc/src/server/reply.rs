@@ -173,7 +173,7 @@ impl Reply {
     }
 
     /// The same reply, holding `hold` until it is dropped or its bytes are.
-    pub(crate) fn holding(mut self, hold: Reservation) -> Reply {
+    pub(crate) fn with_reservation(mut self, hold: Reservation) -> Reply {
         self.hold = hold;
         self
     }
@@ -264,7 +264,7 @@ mod tests {
             RequestId::Number(1),
             rsrc_protocol::lifecycle::EmptyResult::default(),
         );
-        let bytes = reply.holding(hold).into_bytes();
+        let bytes = reply.with_reservation(hold).into_bytes();
         assert!(bytes.starts_with(br#"{"jsonrpc":"2.0","id":1,"result""#));
         assert_eq!(budget.available(), 0);
         let part = bytes.slice(0..5);

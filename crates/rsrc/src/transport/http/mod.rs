@@ -73,9 +73,6 @@ const SINGLE_HEADERS: [HeaderName; 8] = [
     modern::MCP_NAME,
 ];
 
-/// The revision assumed for a legacy request without `MCP-Protocol-Version`.
-const UNNAMED_LEGACY: &str = "2025-03-26";
-
 /// Settings of the HTTP transport.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
@@ -383,17 +380,17 @@ enum HeaderVersion {
 }
 
 fn era_of(headers: &HeaderMap) -> HeaderVersion {
+    use crate::server::gate::{HeaderEra, header_era};
     let Some(v) = headers.get(PROTOCOL_VERSION) else {
         return HeaderVersion::Absent;
     };
     let Ok(v) = v.to_str() else {
         return HeaderVersion::Unsupported(String::from_utf8_lossy(v.as_bytes()).into_owned());
     };
-    match v.trim().parse::<ProtocolVersion>() {
-        Ok(pv) if pv.is_modern() => HeaderVersion::Modern(pv),
-        Ok(_) => HeaderVersion::Legacy,
-        Err(_) if v.trim() == UNNAMED_LEGACY => HeaderVersion::Legacy,
-        Err(_) => HeaderVersion::Unsupported(v.to_owned()),
+    match header_era(v) {
+        HeaderEra::Modern(pv) => HeaderVersion::Modern(pv),
+        HeaderEra::Legacy => HeaderVersion::Legacy,
+        HeaderEra::Unsupported => HeaderVersion::Unsupported(v.to_owned()),
     }
 }
 
