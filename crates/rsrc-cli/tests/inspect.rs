@@ -150,6 +150,7 @@ async fn ls_prints_the_same_table_over_both_transports_and_every_era() {
 async fn ls_json_filter_and_collection_children() {
     let dir = tree();
     let (targets, _server) = targets(dir.path()).await;
+    let mut children = Vec::new();
     for t in &targets {
         let o = rsrc(t, &["ls", "--json"]).await;
         assert_ok(&o);
@@ -177,11 +178,14 @@ async fn ls_json_filter_and_collection_children() {
 
         let o = rsrc(t, &["ls", "--json", "--uri", "file:///docs"]).await;
         assert_ok(&o);
-        let items: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).unwrap();
-        let names: Vec<&str> = items.iter().map(|r| r["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["deep", "guide.md", "report.pdf"], "{}", t.label());
-        assert_eq!(items[0]["resourceType"], "collection");
+        children.push(serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap());
     }
+    assert_eq!(children[0], children[1], "stdio and http");
+    // The directory's modification time is when the test made it (the files' are fixed).
+    assert_eq!(children[0][0]["name"], "deep");
+    insta::assert_json_snapshot!("ls_json_children_of_docs", children[0], {
+        "[0].annotations.lastModified" => "[mtime]",
+    });
 }
 
 #[tokio::test]
@@ -226,6 +230,7 @@ async fn ls_tree_nests_the_listing_and_walks_collections() {
 async fn read_prints_text_writes_blobs_and_picks_format_alternatives() {
     let dir = tree();
     let (targets, _server) = targets(dir.path()).await;
+    let mut reads = Vec::new();
     for t in &targets {
         for era in ERAS {
             let o = rsrc(t, &["read", "--era", era, "file:///README.md"]).await;
@@ -281,8 +286,7 @@ async fn read_prints_text_writes_blobs_and_picks_format_alternatives() {
         // --json shows every entry.
         let o = rsrc(t, &["read", "--json", "file:///docs/report.pdf"]).await;
         assert_ok(&o);
-        let result: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        assert_eq!(result["contents"].as_array().unwrap().len(), 2);
+        reads.push(serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap());
         // A collection's read lists what it returned.
         let o = rsrc(t, &["read", "file:///docs/deep"]).await;
         assert_ok(&o);
@@ -292,6 +296,17 @@ async fn read_prints_text_writes_blobs_and_picks_format_alternatives() {
             stdout(&o)
         );
     }
+    assert_eq!(reads[0], reads[1], "stdio and http");
+    let pdf = std::fs::read(dir.path().join("docs/report.pdf")).unwrap();
+    insta::assert_json_snapshot!("read_json_pdf_with_its_text", reads[0], {
+        "._meta[\"io.modelcontextprotocol/serverInfo\"].version" => "[version]",
+        // The PDF's bytes, checked by length rather than spelled out.
+        ".contents[0].blob" => insta::dynamic_redaction(move |value, _| {
+            let blob = value.as_str().expect("a base64 string");
+            assert_eq!(blob.len(), pdf.len().div_ceil(3) * 4, "the whole PDF");
+            "[the PDF, base64]"
+        }),
+    });
 }
 
 #[tokio::test]
@@ -299,6 +314,7 @@ async fn stat_shows_metadata_as_a_block_or_json() {
     let dir = tree();
     let (targets, _server) = targets(dir.path()).await;
     let mut blocks = Vec::new();
+    let mut collections = Vec::new();
     for t in &targets {
         for era in ERAS {
             let o = rsrc(t, &["stat", "--era", era, "file:///docs/guide.md"]).await;
@@ -307,12 +323,15 @@ async fn stat_shows_metadata_as_a_block_or_json() {
         }
         let o = rsrc(t, &["stat", "--json", "file:///docs"]).await;
         assert_ok(&o);
-        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        assert_eq!(r["resourceType"], "collection");
-        assert_eq!(r["capabilities"]["list"], true);
+        collections.push(serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap());
     }
     assert!(blocks.iter().all(|b| b == &blocks[0]));
     insta::assert_snapshot!(blocks[0]);
+    assert_eq!(collections[0], collections[1], "stdio and http");
+    // A directory's modification time is when the test made it.
+    insta::assert_json_snapshot!("stat_json_of_a_collection", collections[0], {
+        ".annotations.lastModified" => "[mtime]",
+    });
 }
 
 #[tokio::test]
@@ -320,14 +339,14 @@ async fn templates_and_completion() {
     let dir = tree();
     let (targets, _server) = targets(dir.path()).await;
     let mut tables = Vec::new();
+    let mut lists = Vec::new();
     for t in &targets {
         let o = rsrc(t, &["templates"]).await;
         assert_ok(&o);
         tables.push(stdout(&o));
         let o = rsrc(t, &["templates", "--json"]).await;
         assert_ok(&o);
-        let list: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        assert_eq!(list[0]["uriTemplate"], "file:///{+path}");
+        lists.push(serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap());
         for era in ERAS {
             let o = rsrc(
                 t,
@@ -352,6 +371,8 @@ async fn templates_and_completion() {
     }
     assert_eq!(tables[0], tables[1]);
     insta::assert_snapshot!(tables[0]);
+    assert_eq!(lists[0], lists[1], "stdio and http");
+    insta::assert_json_snapshot!("templates_json", lists[0]);
 }
 
 /// Runs `rsrc watch --count 1 ARGS` and appends to `file` until the watcher reports the
@@ -401,9 +422,13 @@ async fn watch_reports_a_change_in_both_eras_over_both_transports() {
             let o = watch_once(t, &["--era", era, "--json", "file:///docs/guide.md"], &file).await;
             assert_ok(&o);
             let line: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-            assert_eq!(line["change"], "updated", "{} {era}", t.label());
-            assert_eq!(line["uri"], "file:///docs/guide.md");
-            assert!(line["time"].as_str().unwrap().ends_with('Z'));
+            insta::assert_json_snapshot!("watch_json_line", line, {
+                ".time" => insta::dynamic_redaction(|value, _| {
+                    let time = value.as_str().expect("a time");
+                    assert!(humantime::parse_rfc3339(time).is_ok(), "RFC 3339: {time}");
+                    "[time]"
+                }),
+            });
         }
         let o = watch_once(t, &["file:///docs/guide.md"], &file).await;
         assert_ok(&o);
