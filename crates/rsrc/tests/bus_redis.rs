@@ -3,11 +3,14 @@
 //! that dies without a word, and from a stalled runtime.
 
 mod common;
+#[path = "common/redis_proxy.rs"]
+mod redis_proxy;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use redis_proxy::RedisProxy;
 use rsrc::bus::{Lease, RedisBus, RedisBusOptions};
 use rsrc::protocol::{ProtocolVersion, Resource};
 use rsrc::{ResourceSet, Server};
@@ -361,26 +364,35 @@ async fn leaving_while_renewals_are_in_flight_leaves_no_lease_held_anywhere() {
         return;
     };
     let mut c = redis_conn(&redis.url());
+    // Redis's answers take 100 ms: a renewal is in flight most of the time, and leaving
+    // lands while one is.
+    let proxy = RedisProxy::start(redis.port()).await;
     let mut quick = options();
-    quick.lease_ttl = Duration::from_millis(900);
-    // Many leases make each renewal round long, so that leaving often lands inside one.
-    for trial in 0..15_u64 {
-        let bus = RedisBus::connect(&redis.url(), quick.clone())
-            .await
-            .unwrap();
-        let leases: Vec<Lease> = (0..300)
+    quick.lease_ttl = Duration::from_millis(1500);
+    quick.timeout = Duration::from_secs(3);
+    for trial in 0..3_u64 {
+        proxy.delay(Duration::ZERO);
+        let bus = RedisBus::connect(&proxy.url, quick.clone()).await.unwrap();
+        let leases: Vec<Lease> = (0..5)
             .map(|i| bus.lease(&format!("t{trial}:{i}")))
             .collect();
         assert!(
             eventually(|| leases.iter().all(Lease::held)).await,
             "the leases are taken"
         );
-        tokio::time::sleep(Duration::from_millis((trial * 20) % 300)).await;
+        proxy.delay(Duration::from_millis(100));
+        tokio::time::sleep(Duration::from_millis(700 + 130 * trial)).await;
         bus.leave().await;
-        // Any attempt in flight has been answered.
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        // Giving the leases up took round trips of 100 ms: the attempt that was in flight
+        // has been answered, and it did not make its lease held here again (held, it
+        // would stay so until its local hold lapsed, though Redis has no key).
         let held = leases.iter().filter(|l| l.held()).count();
         assert_eq!(held, 0, "trial {trial}: held here after leaving");
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        assert!(
+            !leases.iter().any(Lease::held),
+            "trial {trial}: taken again"
+        );
         let left: Vec<String> = redis::cmd("KEYS")
             .arg(format!("rsrc:lease:t{trial}:*"))
             .query(&mut c)
@@ -389,75 +401,19 @@ async fn leaving_while_renewals_are_in_flight_leaves_no_lease_held_anywhere() {
     }
 }
 
-/// A TCP proxy to Redis that, once `mute` is set, stops passing Redis's bytes to the
-/// connections that subscribed before: a subscription that dies without closing.
-struct Blackhole {
-    url: String,
-    mute: Arc<std::sync::atomic::AtomicBool>,
-}
-
-async fn blackhole(upstream: u16) -> Blackhole {
-    use std::sync::atomic::AtomicBool;
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("redis://{}", listener.local_addr().unwrap());
-    let mute = Arc::new(AtomicBool::new(false));
-    let muting = Arc::clone(&mute);
-    tokio::spawn(async move {
-        while let Ok((client, _)) = listener.accept().await {
-            let Ok(server) = tokio::net::TcpStream::connect(("127.0.0.1", upstream)).await else {
-                continue;
-            };
-            // Connections made once muted pass everything: reconnecting works.
-            let spared = muting.load(Ordering::SeqCst);
-            let subscribed = Arc::new(AtomicBool::new(false));
-            let (mut cr, mut cw) = client.into_split();
-            let (mut sr, mut sw) = server.into_split();
-            let saw = Arc::clone(&subscribed);
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 16 * 1024];
-                while let Ok(n @ 1..) = cr.read(&mut buf).await {
-                    if buf[..n]
-                        .windows(9)
-                        .any(|w| w.eq_ignore_ascii_case(b"SUBSCRIBE"))
-                    {
-                        saw.store(true, Ordering::SeqCst);
-                    }
-                    if sw.write_all(&buf[..n]).await.is_err() {
-                        return;
-                    }
-                }
-            });
-            let muting = Arc::clone(&muting);
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 16 * 1024];
-                while let Ok(n @ 1..) = sr.read(&mut buf).await {
-                    let silent = !spared
-                        && subscribed.load(Ordering::SeqCst)
-                        && muting.load(Ordering::SeqCst);
-                    if !silent && cw.write_all(&buf[..n]).await.is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    Blackhole { url, mute }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscription_that_goes_silent_is_restarted_and_listeners_resync() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let proxy = blackhole(redis.port()).await;
+    let proxy = RedisProxy::start(redis.port()).await;
     let a = instance(&redis).await;
     let b = instance_at(&proxy.url).await;
     let mut on_b = subscribed(&b, "w:///a").await;
     until_connected(&a, &mut on_b).await;
     heard_until_probe(&a, &mut on_b).await;
 
-    proxy.mute.store(true, Ordering::SeqCst);
+    proxy.mute_subscriptions();
     // Lost on B's silent subscription.
     a.changes().updated("w:///a");
     // B does not hear its own heartbeat any more: it subscribes again, and its listeners

@@ -8,11 +8,14 @@
 mod common;
 #[path = "common/http.rs"]
 mod harness;
+#[path = "common/redis_proxy.rs"]
+mod redis_proxy;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use harness::{Running, standard, start_with};
+use redis_proxy::RedisProxy;
 use rsrc::Server;
 use rsrc::bus::{RedisBus, RedisBusOptions};
 use rsrc::protocol::Resource;
@@ -24,7 +27,11 @@ use serde_json::{Value, json};
 const UPDATED: &str = "notifications/resources/updated";
 
 async fn instance(redis: &RedisServer, config: HttpConfig) -> (Server, Running) {
-    let bus = RedisBus::connect(&redis.url(), RedisBusOptions::default())
+    instance_at(&redis.url(), config).await
+}
+
+async fn instance_at(url: &str, config: HttpConfig) -> (Server, Running) {
+    let bus = RedisBus::connect(url, RedisBusOptions::default())
         .await
         .unwrap();
     let server = Server::builder("rsrc-shared-sessions", "0")
@@ -708,7 +715,8 @@ async fn a_resumption_past_the_end_of_a_finished_stream_ends() {
         top.first().is_some_and(|(id, _)| id.ends_with("-1"))
     };
     assert!(eventually(stored).await, "the end is stored");
-    for id in [last.as_str(), beyond.as_str()] {
+    // Past the end first: B has no copy of the stream yet, it reads the store.
+    for id in [beyond.as_str(), last.as_str()] {
         let mut resumed = get_stream(&at(b.addr, &sid), Some(id)).await;
         assert_eq!(resumed.status, 200);
         assert!(
@@ -867,4 +875,50 @@ async fn another_identity_cannot_use_a_shared_session_on_any_instance() {
         &call(&mut as_who(b.addr, &mallory), "ping", json!({})).await
     ));
     assert_eq!(call(&mut first, "ping", json!({})).await.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_racing_a_save_keeps_the_change_being_saved() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    // A speaks to Redis through a proxy that can slow Redis's answers down.
+    let proxy = RedisProxy::start(redis.port()).await;
+    let (sa, a) = instance_at(&proxy.url, HttpConfig::default()).await;
+    let mut first = a.peer();
+    first.initialize().await;
+    let sid = first.session().unwrap().to_owned();
+    let mut stream = get_stream(&at(a.addr, &sid), None).await;
+    assert_eq!(stream.status, 200);
+    // Every answer now takes 300 ms. Another instance announces a change of the session:
+    // A hears it 300 ms later and reloads, and the record it reads (without the
+    // subscription below) comes back 300 ms after that...
+    proxy.delay(Duration::from_millis(300));
+    let _: i64 = redis_cmd(
+        &redis,
+        &[
+            "PUBLISH",
+            "rsrc:changes",
+            &format!(r#"{{"from":"elsewhere","session":"{sid}"}}"#),
+        ],
+    );
+    // ...while A subscribes in between: its save is read after the reload's read.
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    let sub = call(
+        &mut at(a.addr, &sid),
+        "resources/subscribe",
+        json!({"uri": "w:///a"}),
+    )
+    .await;
+    assert_eq!(sub.json()["result"], json!({}));
+    proxy.delay(Duration::ZERO);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // The stale record did not take the subscription away from A's copy.
+    sa.changes().updated("w:///a");
+    assert!(
+        next_of(&mut stream, UPDATED, Duration::from_secs(5))
+            .await
+            .is_some(),
+        "A's stream hears the resource it subscribed to"
+    );
 }
