@@ -1,7 +1,8 @@
 //! Three `rsrc serve --http` instances behind HAProxy (round-robin, no stickiness) with a
 //! Redis bus, as `scripts/cluster` starts them: changes reach a listener whichever
 //! instance saw them, cursors continue on any instance, the watch of a database moves
-//! when its holder dies, and Redis going away costs no reads and no silent loss.
+//! when its holder dies, and Redis going away (and coming back empty) costs no reads, no
+//! silent loss and no 2025 session.
 //!
 //! Each test starts its own cluster on free loopback ports and stops it when done.
 //! Without redis-server and haproxy the script installs them (Debian packages).
@@ -166,10 +167,37 @@ async fn killing_the_lease_holder_moves_the_database_watch_within_5_s() {
     assert!(has(&got, UPDATED, "db://shop/items/2"), "{got:?}");
 }
 
+/// A new 2025-11-25 session, initialized on the instance at `addr`.
+async fn legacy_session(addr: SocketAddr) -> String {
+    let init = HttpPeer::new(addr)
+        .post(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "cluster-test", "version": "0"}}}))
+        .await;
+    assert_eq!(init.status, 200);
+    let sid = init.header("mcp-session-id").unwrap().to_owned();
+    let initialized = legacy_at(addr, &sid)
+        .post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    assert_eq!(initialized.status, 202);
+    sid
+}
+
+/// The status of a `ping` in session `sid` on the instance at `addr`.
+async fn legacy_ping(addr: SocketAddr, sid: &str) -> u16 {
+    legacy_at(addr, sid)
+        .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .await
+        .status
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_redis_reads_go_on_and_listeners_hear_list_changed_once_it_is_back() {
     let c = Cluster::start(0);
     let mut stream = c.listen(c.balancer, &["file:///a.txt"]).await;
+    // A 2025 session that two of the instances know.
+    let sid = legacy_session(c.instances[0]).await;
+    assert_eq!(legacy_ping(c.instances[1], &sid).await, 200);
     let state = c.state.to_str().unwrap();
     script(&["redis", state, "stop"]);
     for _ in 0..6 {
@@ -182,6 +210,11 @@ async fn without_redis_reads_go_on_and_listeners_hear_list_changed_once_it_is_ba
             .await;
         assert!(read["result"]["contents"][0]["text"].is_string(), "{read}");
     }
+    // The instances that know the session serve it on.
+    for addr in &c.instances[..2] {
+        assert_eq!(legacy_ping(*addr, &sid).await, 200);
+    }
+    // Redis comes back empty (it keeps nothing on disk).
     script(&["redis", state, "start"]);
     let got = heard(&mut stream, Duration::from_secs(15), |g| {
         has(g, LIST_CHANGED, "") && has(g, UPDATED, "file:///a.txt")
@@ -189,6 +222,18 @@ async fn without_redis_reads_go_on_and_listeners_hear_list_changed_once_it_is_ba
     .await;
     assert!(has(&got, LIST_CHANGED, ""), "{got:?}");
     assert!(has(&got, UPDATED, "file:///a.txt"), "{got:?}");
+    // The session is put back from the instances' copies: the third serves it too.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while legacy_ping(c.instances[2], &sid).await != 200 {
+        assert!(
+            Instant::now() < deadline,
+            "the session never came back to Redis"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for addr in &c.instances {
+        assert_eq!(legacy_ping(*addr, &sid).await, 200);
+    }
 }
 
 /// A 2025-11-25 client of session `sid`, speaking to the instance at `addr`.
