@@ -110,6 +110,15 @@ fn key(sid: &str) -> String {
     format!("rsrc:session:{sid}")
 }
 
+/// Entries of a Redis Stream: id, then field and value pairs.
+type StreamEntries = Vec<(String, Vec<(String, Vec<u8>)>)>;
+
+/// The id of the newest entry of the stream `log`.
+fn top_entry(redis: &RedisServer, log: &str) -> Option<String> {
+    let top: StreamEntries = redis_cmd(redis, &["XREVRANGE", log, "+", "-", "COUNT", "1"]);
+    top.into_iter().next().map(|(id, _)| id)
+}
+
 /// The `notifications/message` levels of a read of `sample:///noisy` (one info, one
 /// error line) through `peer`.
 async fn noisy_levels(peer: &mut HttpPeer) -> Vec<String> {
@@ -609,20 +618,7 @@ async fn an_instance_that_no_longer_holds_the_get_stream_cannot_write_it() {
     let (id, _) = next_of(&mut stream, UPDATED, Duration::from_secs(5))
         .await
         .expect("A holds the stream");
-    let stored = |redis: &RedisServer| {
-        let top: Vec<(String, Vec<(String, Vec<u8>)>)> = redis_cmd(
-            redis,
-            &[
-                "XREVRANGE",
-                &format!("{}:s0", key(&sid)),
-                "+",
-                "-",
-                "COUNT",
-                "1",
-            ],
-        );
-        top.first().map(|(id, _)| id.clone())
-    };
+    let stored = |redis: &RedisServer| top_entry(redis, &format!("{}:s0", key(&sid)));
     assert!(eventually(async || stored(&redis) == Some(format!("{}-0", &id[2..]))).await);
     // Another instance claims the stream; its announcement has not reached A.
     let _: () = redis_cmd(&redis, &["HSET", &key(&sid), "holder", "elsewhere"]);
@@ -701,18 +697,7 @@ async fn a_resumption_past_the_end_of_a_finished_stream_ends() {
     let beyond = format!("{n}-{}", seq.parse::<u64>().unwrap() + 5);
     // Written to Redis by A's log task: once it is there, B resumes from it.
     let stored = async || {
-        let top: Vec<(String, Vec<(String, Vec<u8>)>)> = redis_cmd(
-            &redis,
-            &[
-                "XREVRANGE",
-                &format!("{}:s{n}", key(&sid)),
-                "+",
-                "-",
-                "COUNT",
-                "1",
-            ],
-        );
-        top.first().is_some_and(|(id, _)| id.ends_with("-1"))
+        top_entry(&redis, &format!("{}:s{n}", key(&sid))).is_some_and(|id| id.ends_with("-1"))
     };
     assert!(eventually(stored).await, "the end is stored");
     // Past the end first: B has no copy of the stream yet, it reads the store.
@@ -920,5 +905,46 @@ async fn a_reload_racing_a_save_keeps_the_change_being_saved() {
             .await
             .is_some(),
         "A's stream hears the resource it subscribed to"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_stream_with_a_hole_is_not_resumed_elsewhere() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let (_sa, a) = instance(&redis, HttpConfig::default()).await;
+    let (_sb, b) = instance(&redis, HttpConfig::default()).await;
+    let mut peer = a.peer();
+    peer.initialize().await;
+    let sid = peer.session().unwrap().to_owned();
+    let host = peer.host();
+    let quick = json!({"jsonrpc": "2.0", "id": 8, "method": "resources/read",
+        "params": {"uri": "sample:///progress", "_meta": {"progressToken": "mine"}}});
+    let mut h = standard(&host);
+    h.push(("mcp-session-id", &sid));
+    h.push(("mcp-protocol-version", "2025-11-25"));
+    let mut stream = peer
+        .open("POST", &h, &serde_json::to_vec(&quick).unwrap())
+        .await;
+    let mut ids = Vec::new();
+    while let Some(e) = stream.next_event(Duration::from_secs(5)).await {
+        ids.extend(e.id);
+    }
+    let n = ids[0].split_once('-').unwrap().0.to_owned();
+    let log = format!("{}:s{n}", key(&sid));
+    assert!(
+        eventually(async || top_entry(&redis, &log).is_some_and(|id| id.ends_with("-1"))).await,
+        "the stream and its end are stored"
+    );
+    let ttl: i64 = redis_cmd(&redis, &["PTTL", &log]);
+    assert!(ttl > 0, "a stored stream always expires");
+    // The event in the middle never reached Redis (Redis was away, the queue was full).
+    let middle = format!("{}-0", ids[ids.len() - 2].split_once('-').unwrap().1);
+    let _: i64 = redis_cmd(&redis, &["XDEL", &log, &middle]);
+    let resumed = get_stream(&at(b.addr, &sid), Some(&ids[0])).await;
+    assert_eq!(
+        resumed.status, 400,
+        "not replayed as if nothing were missing"
     );
 }
