@@ -86,6 +86,7 @@ mod model;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod render;
+pub(crate) mod resources;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
@@ -95,7 +96,7 @@ pub use model::{
 };
 pub use render::{row_csv, row_json, schema_json};
 
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, percent_encode};
+use crate::kit::segment::{decode, push_expanded};
 
 /// The error of a statement stopped by its time limit: the same words from every backend.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -124,17 +125,10 @@ pub const JSON_MIME_TYPE: &str = "application/json";
 /// The MIME type of a row's CSV alternative.
 pub const CSV_MIME_TYPE: &str = "text/csv";
 
-/// Everything but RFC 3986's unreserved characters is encoded: what RFC 6570 simple
-/// expansion encodes.
-const ENCODED: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
-
-/// Appends `bytes` to `out` as one percent-encoded URI segment.
+/// Appends `bytes` to `out` as one percent-encoded URI segment: everything but RFC 3986's
+/// unreserved characters is encoded, as RFC 6570 simple expansion writes a value.
 pub fn push_segment(out: &mut String, bytes: &[u8]) {
-    out.extend(percent_encode(bytes, ENCODED));
+    push_expanded(out, bytes);
 }
 
 /// `db://{db}`.
@@ -255,10 +249,6 @@ impl RowKey {
     pub fn whole(&self) -> &[u8] {
         &self.whole
     }
-}
-
-fn decode(raw: &str) -> Vec<u8> {
-    percent_decode_str(raw).collect()
 }
 
 /// What a `db://` URI names.

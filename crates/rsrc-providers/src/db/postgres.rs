@@ -52,8 +52,7 @@
 //! every statement and how rows are decoded, `search.rs` searching by name and key,
 //! `watch.rs` change notifications.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 mod catalog;
@@ -65,17 +64,23 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use rsrc::protocol::{Completion, Resource, ResourceContents, ResourceTemplate};
 use rsrc::{
     ChangeFeed, CompleteRequest, ListRequest, Listed, Page, Provider, ProviderCapabilities,
-    ReadOutput, RequestContext, ResourceError, SearchRequest,
+    ReadOutput, RequestContext, ResourceError, SearchRequest, keyset,
 };
 use tokio_postgres::NoTls;
 
 use catalog::{Catalog, Relation};
 
+use super::resources::{self, RelationPosition, counted, relation_page, schema_contents};
 use super::{
-    COLLECTION_MIME_TYPE, JSON_MIME_TYPE, KeyKind, PREFIX, RowKey, SCHEMA_SEGMENT, Target,
-    database_uri, decode_key_position, encode_key_position, key_name, push_segment, relation_uri,
-    row_uri, schema_json, schema_uri,
+    COLLECTION_MIME_TYPE, JSON_MIME_TYPE, PREFIX, RowKey, SCHEMA_SEGMENT, Target, database_uri,
+    push_segment, relation_uri, row_uri,
 };
+use crate::kit::refusal::refused;
+use crate::kit::source_name::is_segment_name;
+use crate::kit::watch::Subscribed;
+
+/// How the rows of a relation without a key are ordered (see "Keys" above).
+const POSITION_ORDER: &str = "the row's text";
 
 /// Settings of the PostgreSQL provider.
 #[derive(Clone, Debug)]
@@ -135,26 +140,29 @@ impl std::fmt::Display for PostgresError {
 
 impl std::error::Error for PostgresError {}
 
-struct Inner {
+/// The served database: its name and URI, its connection pool, the served part of its
+/// catalog as last read, the settings, and the subscribed URIs with their digests.
+struct Database {
     name: String,
+    /// `db://{name}`.
     uri: String,
     pool: Pool,
     catalog: RwLock<Arc<Catalog>>,
     config: PostgresConfig,
-    /// Digests of subscribed URIs, as last seen.
-    watched: Mutex<HashMap<String, u64>>,
+    /// Subscribed URIs and their last digests, for the change watcher.
+    subscribed: Subscribed,
 }
 
 /// A PostgreSQL database as resources. Cheap to clone.
 #[derive(Clone)]
 pub struct PostgresProvider {
-    inner: Arc<Inner>,
+    db: Arc<Database>,
 }
 
 impl std::fmt::Debug for PostgresProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PostgresProvider")
-            .field("name", &self.inner.name)
+            .field("name", &self.db.name)
             .finish_non_exhaustive()
     }
 }
@@ -175,7 +183,7 @@ impl PostgresProvider {
             .or_else(|| pg.get_dbname().map(str::to_owned))
             .or_else(|| pg.get_user().map(str::to_owned))
             .ok_or_else(|| PostgresError("the connection string names no database".into()))?;
-        if name.is_empty() || name.contains('/') {
+        if !is_segment_name(&name) {
             return Err(PostgresError(format!("bad database name {name:?}")));
         }
         let ms = config.statement_timeout.as_millis().max(1);
@@ -205,32 +213,32 @@ impl PostgresProvider {
             .create_timeout(Some(config.connect_timeout))
             .build()
             .map_err(|e| PostgresError(format!("cannot build the connection pool: {e}")))?;
-        let inner = Arc::new(Inner {
+        let db = Arc::new(Database {
             uri: database_uri(&name),
             name,
             pool,
             catalog: RwLock::new(Arc::new(Catalog::default())),
+            subscribed: Subscribed::new(config.max_watched),
             config,
-            watched: Mutex::new(HashMap::new()),
         });
-        let catalog = catalog::load(&inner.pool)
+        let catalog = catalog::load(&db.pool)
             .await
             .map_err(|e| PostgresError(format!("cannot read the database's catalog: {e}")))?;
-        *write(&inner.catalog) = Arc::new(catalog);
+        *write(&db.catalog) = Arc::new(catalog);
         // The connection just used belongs to the caller's runtime, which may be a
         // short-lived one: start serving with an empty pool.
-        inner.pool.retain(|_, _| false);
-        Ok(PostgresProvider { inner })
+        db.pool.retain(|_, _| false);
+        Ok(PostgresProvider { db })
     }
 
     /// The `{db}` of this database's URIs.
     pub fn name(&self) -> &str {
-        &self.inner.name
+        &self.db.name
     }
 
     /// The mount prefix: `db://NAME`.
     pub fn prefix(&self) -> &str {
-        &self.inner.uri
+        &self.db.uri
     }
 }
 
@@ -242,66 +250,41 @@ fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
     lock.write().unwrap_or_else(PoisonError::into_inner)
 }
 
-impl Inner {
+impl Database {
     fn catalog(&self) -> Arc<Catalog> {
         Arc::clone(&read(&self.catalog))
     }
 
-    /// Parses `uri` for this database: `None` when it names nothing of it.
-    fn target(&self, uri: &str) -> Option<Target> {
-        let t = parse_pg(uri)?;
-        (t.db() == self.name).then_some(t)
+    /// Parses `uri` for this database; what names nothing of it is refused.
+    fn target(&self, uri: &str) -> Result<Target, ResourceError> {
+        parse_pg(uri)
+            .filter(|t| t.db() == self.name)
+            .ok_or_else(|| refused(uri, "not a URI of this database"))
     }
 
     fn database_resource(&self, cat: &Catalog) -> Resource {
-        Resource::new(self.uri.clone(), self.name.clone())
-            .with_description(format!(
-                "PostgreSQL database: {} schema{}",
-                cat.schemas.len(),
-                if cat.schemas.len() == 1 { "" } else { "s" }
-            ))
-            .with_mime_type(COLLECTION_MIME_TYPE)
-            .collection()
+        resources::database_resource(
+            &self.name,
+            format!(
+                "PostgreSQL database: {}",
+                counted(cat.schemas.len(), "schema")
+            ),
+        )
     }
 
     fn namespace_resource(&self, schema: &str, count: usize) -> Resource {
         Resource::new(relation_uri(&self.name, &[schema]), schema)
-            .with_description(format!(
-                "schema: {count} relation{}",
-                if count == 1 { "" } else { "s" }
-            ))
+            .with_description(format!("schema: {}", counted(count, "relation")))
             .with_mime_type(COLLECTION_MIME_TYPE)
             .collection()
     }
 
     fn relation_resource(&self, rel: &Relation) -> Resource {
-        let info = &rel.info;
-        let addressed = match &info.key {
-            KeyKind::PrimaryKey(_) => {
-                format!("rows by primary key ({})", info.key_names().join(", "))
-            }
-            KeyKind::RowId(_) => "no primary key: rows by ctid".to_owned(),
-            KeyKind::Position => "rows by position when sorted by the row's text".to_owned(),
-        };
-        Resource::new(relation_uri(&self.name, &rel.path()), info.name.clone())
-            .with_description(format!(
-                "{}, {} column{}; {addressed}",
-                info.kind.as_str(),
-                info.columns.len(),
-                if info.columns.len() == 1 { "" } else { "s" }
-            ))
-            .with_mime_type(COLLECTION_MIME_TYPE)
-            .collection()
+        resources::relation_resource(&self.name, &rel.info, POSITION_ORDER)
     }
 
     fn schema_contents(&self, rel: &Relation) -> ResourceContents {
-        let json = schema_json(&self.name, &rel.info);
-        let r = Resource::new(schema_uri(&self.name, &rel.path()), SCHEMA_SEGMENT)
-            .with_title(format!("Schema of {}", rel.info.name))
-            .with_mime_type(JSON_MIME_TYPE)
-            .with_size(json.len() as u64)
-            .document();
-        ResourceContents::text(r, json)
+        schema_contents(&self.name, &rel.info)
     }
 }
 
@@ -318,26 +301,16 @@ fn parse_pg(uri: &str) -> Option<Target> {
     }
 }
 
-/// Listing position of the catalog listings: the URI of the last entry.
-fn after_uri(after: Option<&[u8]>) -> Option<&str> {
-    after.and_then(|a| std::str::from_utf8(a).ok())
-}
-
-/// A page of a URI-ordered, in-memory listing.
+/// A page of a URI-ordered, in-memory listing, keyset-paginated on the URI of the last
+/// entry.
 fn page_of(mut entries: Vec<Resource>, after: Option<&[u8]>, limit: usize) -> Page {
     entries.sort_by(|a, b| a.uri.cmp(&b.uri));
-    let start = match after_uri(after) {
-        Some(last) => entries.partition_point(|r| r.uri.as_str() <= last),
-        None => 0,
-    };
-    let rest = entries.len().saturating_sub(start);
-    let taken: Vec<Resource> = entries.into_iter().skip(start).take(limit).collect();
-    let next = (rest > limit)
-        .then(|| taken.last().map(|r| r.uri.clone().into_bytes()))
-        .flatten();
+    let after = after.and_then(|a| std::str::from_utf8(a).ok());
+    let rest = keyset::after(&entries, after, |r| r.uri.as_str());
+    let page = keyset::page(rest, limit, |r| r.uri.clone().into_bytes());
     Page {
-        resources: taken.into_iter().map(Listed::from).collect(),
-        next,
+        resources: page.items.into_iter().cloned().map(Listed::from).collect(),
+        next: page.next,
         cache: None,
     }
 }
@@ -345,20 +318,20 @@ fn page_of(mut entries: Vec<Resource>, after: Option<&[u8]>, limit: usize) -> Pa
 impl Provider for PostgresProvider {
     fn templates(&self) -> Vec<ResourceTemplate> {
         let mut base = String::from(PREFIX);
-        push_segment(&mut base, self.inner.name.as_bytes());
+        push_segment(&mut base, self.db.name.as_bytes());
         vec![
             ResourceTemplate::new(
                 format!("{base}/{{schema}}/{{table}}/{{pk}}"),
-                format!("{}-rows", self.inner.name),
+                format!("{}-rows", self.db.name),
             )
-            .with_title(format!("Rows of PostgreSQL database {}", self.inner.name))
+            .with_title(format!("Rows of PostgreSQL database {}", self.db.name))
             .with_description("A row by its primary key (ctid without one; position in views)")
             .with_mime_type(JSON_MIME_TYPE),
             ResourceTemplate::new(
                 format!("{base}/{{schema}}/{{table}}/{SCHEMA_SEGMENT}"),
-                format!("{}-schemas", self.inner.name),
+                format!("{}-schemas", self.db.name),
             )
-            .with_title(format!("Table schemas of {}", self.inner.name))
+            .with_title(format!("Table schemas of {}", self.db.name))
             .with_mime_type(JSON_MIME_TYPE),
         ]
     }
@@ -368,7 +341,7 @@ impl Provider for PostgresProvider {
         _ctx: &RequestContext,
         req: ListRequest<'_>,
     ) -> Result<Page, ResourceError> {
-        let s = &self.inner;
+        let s = &self.db;
         let cat = s.catalog();
         let limit = req.limit.max(1);
         let Some(parent) = req.parent else {
@@ -383,10 +356,7 @@ impl Provider for PostgresProvider {
             }
             return Ok(page_of(entries, req.after, limit));
         };
-        match s
-            .target(parent)
-            .ok_or_else(|| ResourceError::not_found(parent))?
-        {
+        match s.target(parent)? {
             Target::Database { .. } => {
                 let entries = cat
                     .schemas
@@ -407,37 +377,23 @@ impl Provider for PostgresProvider {
                 let rel = cat
                     .relation(&path)
                     .ok_or_else(|| ResourceError::not_found(parent))?;
-                let mut resources = Vec::new();
-                let after = match req.after {
-                    None => {
-                        resources.push(Listed::from(s.schema_contents(rel).resource));
-                        None
-                    }
-                    Some(bytes) => Some(
-                        decode_key_position(bytes)
-                            .ok_or_else(|| ResourceError::bad_position(""))?,
-                    ),
+                let from = RelationPosition::decode(req.after)
+                    .ok_or_else(|| ResourceError::bad_position(parent))?;
+                let (keys, more) = match from.rows_wanted(limit) {
+                    0 => (Vec::new(), true),
+                    want => s.row_page(parent, rel, from.after_key(), want).await?,
                 };
-                let room = limit.saturating_sub(resources.len()).max(1);
-                let (keys, more) = s.row_page(parent, rel, after.as_deref(), room).await?;
-                let path = rel.path();
-                let next = if more {
-                    keys.last().and_then(|k| encode_key_position(k))
-                } else {
-                    None
-                };
-                for key in &keys {
-                    resources.push(Listed::from(
-                        Resource::new(row_uri(&s.name, &path, key), key_name(key))
-                            .with_mime_type(JSON_MIME_TYPE)
-                            .document(),
-                    ));
-                }
-                Ok(Page {
-                    resources,
-                    next,
-                    cache: None,
-                })
+                let schema = s.schema_contents(rel).resource;
+                relation_page(&s.name, &rel.info, &from, schema, (&keys, more), None).ok_or_else(
+                    || {
+                        ResourceError::invalid(
+                            parent,
+                            format!(
+                                "{parent}: a row's primary key is too large to continue the listing after it"
+                            ),
+                        )
+                    },
+                )
             }
             Target::Schema { .. } | Target::Row { .. } => {
                 Err(ResourceError::not_a_collection(parent))
@@ -446,10 +402,10 @@ impl Provider for PostgresProvider {
     }
 
     async fn metadata(&self, _ctx: &RequestContext, uri: &str) -> Result<Resource, ResourceError> {
-        let s = &self.inner;
+        let s = &self.db;
         let cat = s.catalog();
         let missing = || ResourceError::not_found(uri);
-        match s.target(uri).ok_or_else(missing)? {
+        match s.target(uri)? {
             Target::Database { .. } => Ok(s.database_resource(&cat)),
             Target::Relation { path, .. } if path.len() == 1 => {
                 let rels = cat.schemas.get(&path[0]).ok_or_else(missing)?;
@@ -470,7 +426,7 @@ impl Provider for PostgresProvider {
     }
 
     async fn read(&self, _ctx: &RequestContext, uri: &str) -> Result<ReadOutput, ResourceError> {
-        let s = &self.inner;
+        let s = &self.db;
         let cat = s.catalog();
         let missing = || ResourceError::not_found(uri);
         let budget = s.config.collection_budget;
@@ -483,7 +439,7 @@ impl Provider for PostgresProvider {
                 })
                 .collect::<Vec<_>>()
         };
-        let contents = match s.target(uri).ok_or_else(missing)? {
+        let contents = match s.target(uri)? {
             Target::Database { .. } => within(
                 cat.schemas
                     .values()
@@ -537,7 +493,7 @@ impl Provider for PostgresProvider {
         _ctx: &RequestContext,
         req: CompleteRequest<'_>,
     ) -> Result<Completion, ResourceError> {
-        let s = &self.inner;
+        let s = &self.db;
         let cat = s.catalog();
         let limit = s.config.completion_limit;
         let prefixed = |names: &mut dyn Iterator<Item = &String>| {
@@ -575,29 +531,29 @@ impl Provider for PostgresProvider {
         _ctx: &RequestContext,
         req: SearchRequest<'_>,
     ) -> Result<Option<Page>, ResourceError> {
-        self.inner
+        self.db
             .search(req.words, req.after, req.limit)
             .await
             .map(Some)
     }
 
     fn capabilities(&self) -> ProviderCapabilities {
-        let watching = self.inner.config.watch;
+        let watching = self.db.config.watch;
         ProviderCapabilities::default()
             .with_subscribe(watching)
             .with_list_changed(watching)
     }
 
     fn attach(&self, feed: ChangeFeed) {
-        if !self.inner.config.watch {
+        if !self.db.config.watch {
             return;
         }
-        watch::start(&self.inner, &feed);
+        watch::start(&self.db, &feed);
     }
 
     async fn subscribe(&self, ctx: &RequestContext, uri: &str) -> Result<(), ResourceError> {
         self.metadata(ctx, uri).await?;
-        self.inner.remember(uri).await;
+        self.db.remember(uri).await;
         Ok(())
     }
 }

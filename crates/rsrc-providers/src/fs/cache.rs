@@ -18,8 +18,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::path::RelPath;
 use super::walk::Entry;
+use crate::kit::rel_path::RelPath;
 
 /// Directories with more entries than this are never cached.
 pub(crate) const MAX_CACHED_DIR: usize = 65_536;
@@ -27,10 +27,11 @@ pub(crate) const MAX_CACHED_DIR: usize = 65_536;
 /// What identifies one state of a directory's entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stamp {
-    pub(crate) dev: (u32, u32),
+    pub(crate) dev: u64,
     pub(crate) ino: u64,
-    pub(crate) mtime: (i64, u32),
-    pub(crate) ctime: (i64, u32),
+    /// Seconds and nanoseconds.
+    pub(crate) mtime: (i64, i64),
+    pub(crate) ctime: (i64, i64),
 }
 
 #[derive(Debug)]
@@ -134,7 +135,7 @@ mod tests {
     }
 
     const STAMP: Stamp = Stamp {
-        dev: (0, 1),
+        dev: 1,
         ino: 7,
         mtime: (1, 0),
         ctime: (1, 0),

@@ -27,8 +27,8 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use super::path::RelPath;
-use super::read;
+use crate::kit::open::{ReadError, open_checked};
+use crate::kit::rel_path::RelPath;
 
 /// The rules text of one ignore file, read like a resource: opened without blocking
 /// through the root's handle, regular files only, at most [`MAX_IGNORE_FILE`] bytes. What
@@ -37,9 +37,9 @@ use super::read;
 /// within it apply. `None` when there is no such file, or it is not a regular file.
 fn read_ignore_file(dir_handle: &Dir, path: &RelPath) -> Option<String> {
     let shown = path.to_path();
-    let (file, md) = match read::open_checked(dir_handle, path) {
+    let (file, md) = match open_checked(dir_handle, path) {
         Ok(opened) => opened,
-        Err(read::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => {
             tracing::warn!(file = %shown.display(), error = ?e, "ignore file not read");
             return None;

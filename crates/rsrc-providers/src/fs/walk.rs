@@ -15,17 +15,15 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use cap_std::fs::{Dir, DirEntry, Metadata};
-use rsrc::Listed;
-use rustix::fs::{AtFlags, StatxFlags};
+use rsrc::{Listed, keyset};
 
 use super::cache::{DirCache, MAX_CACHED_DIR, Stamp};
 use super::filter::Filter;
-use super::path::RelPath;
+use crate::kit::rel_path::RelPath;
 
 /// What an entry is, after following a symlink that stays inside the root.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,7 +51,9 @@ impl From<&Metadata> for Info {
 }
 
 impl Info {
+    #[cfg(target_os = "linux")]
     fn from_statx(st: &rustix::fs::Statx) -> Self {
+        use std::time::{Duration, UNIX_EPOCH};
         let t = st.stx_mtime;
         let modified = u64::try_from(t.tv_sec)
             .ok()
@@ -154,8 +154,12 @@ fn classify(scope: &Scope<'_>, dir: &RelPath, item: &DirEntry) -> Option<Candida
 }
 
 /// The identity of the current entries of `dir` (relative to the root handle): a listing
-/// cached under another stamp is out of date.
+/// cached under another stamp is out of date. On Linux, one `statx` asking for only what
+/// the stamp needs.
+#[cfg(target_os = "linux")]
 fn stamp_of(root: &Dir, dir: &RelPath) -> io::Result<Stamp> {
+    use rustix::fs::{AtFlags, StatxFlags};
+    use std::path::PathBuf;
     let mask = StatxFlags::INO | StatxFlags::MTIME | StatxFlags::CTIME;
     let (path, flags) = if dir.is_root() {
         (PathBuf::new(), AtFlags::EMPTY_PATH)
@@ -164,11 +168,48 @@ fn stamp_of(root: &Dir, dir: &RelPath) -> io::Result<Stamp> {
     };
     let st = rustix::fs::statx(root, &path, flags, mask)?;
     Ok(Stamp {
-        dev: (st.stx_dev_major, st.stx_dev_minor),
+        dev: (u64::from(st.stx_dev_major) << 32) | u64::from(st.stx_dev_minor),
         ino: st.stx_ino,
-        mtime: (st.stx_mtime.tv_sec, st.stx_mtime.tv_nsec),
-        ctime: (st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec),
+        mtime: (st.stx_mtime.tv_sec, i64::from(st.stx_mtime.tv_nsec)),
+        ctime: (st.stx_ctime.tv_sec, i64::from(st.stx_ctime.tv_nsec)),
     })
+}
+
+/// The identity of the current entries of `dir` (relative to the root handle): a listing
+/// cached under another stamp is out of date. Elsewhere, the directory's metadata (not
+/// following a final link).
+#[cfg(not(target_os = "linux"))]
+fn stamp_of(root: &Dir, dir: &RelPath) -> io::Result<Stamp> {
+    use cap_std::fs::MetadataExt as _;
+    let md = if dir.is_root() {
+        root.dir_metadata()?
+    } else {
+        root.symlink_metadata(dir.to_path())?
+    };
+    Ok(Stamp {
+        dev: md.dev(),
+        ino: md.ino(),
+        mtime: (md.mtime(), md.mtime_nsec()),
+        ctime: (md.ctime(), md.ctime_nsec()),
+    })
+}
+
+/// The metadata of the entry `name` of the open directory `handle`, not following a
+/// link (one component, so nothing can escape). On Linux, one `statx` asking for only
+/// what a listing shows.
+#[cfg(target_os = "linux")]
+fn entry_info(handle: &Dir, name: &OsStr) -> Option<Info> {
+    use rustix::fs::{AtFlags, StatxFlags};
+    let mask = StatxFlags::TYPE | StatxFlags::SIZE | StatxFlags::MTIME;
+    let st = rustix::fs::statx(handle, name, AtFlags::SYMLINK_NOFOLLOW, mask).ok()?;
+    Some(Info::from_statx(&st))
+}
+
+/// The metadata of the entry `name` of the open directory `handle`, not following a
+/// link (one component, so nothing can escape).
+#[cfg(not(target_os = "linux"))]
+fn entry_info(handle: &Dir, name: &OsStr) -> Option<Info> {
+    handle.symlink_metadata(name).ok().map(|md| Info::from(&md))
 }
 
 /// Reads the metadata of selected candidates, relative to the open directory.
@@ -177,17 +218,7 @@ fn resolve(handle: &Dir, candidates: impl IntoIterator<Item = Candidate>) -> Vec
         .into_iter()
         .filter_map(|c| {
             let info = match c.source {
-                Source::Entry => {
-                    let mask = StatxFlags::TYPE | StatxFlags::SIZE | StatxFlags::MTIME;
-                    let st = rustix::fs::statx(
-                        handle,
-                        c.name.as_os_str(),
-                        AtFlags::SYMLINK_NOFOLLOW,
-                        mask,
-                    )
-                    .ok()?;
-                    Info::from_statx(&st)
-                }
+                Source::Entry => entry_info(handle, &c.name)?,
                 Source::Followed(info) => info,
             };
             // Something else may have replaced the entry since the scan.
@@ -203,8 +234,11 @@ fn resolve(handle: &Dir, candidates: impl IntoIterator<Item = Candidate>) -> Vec
 
 /// The entries after `after`, at most `n`, from a sorted listing.
 fn slice(entries: &[Entry], after: Option<&OsStr>, n: usize) -> Vec<Entry> {
-    let start = after.map_or(0, |a| entries.partition_point(|e| &*e.name <= a));
-    entries[start..].iter().take(n).cloned().collect()
+    keyset::after(entries, after, |e| &*e.name)
+        .iter()
+        .take(n)
+        .cloned()
+        .collect()
 }
 
 /// The `n` smallest exposed entries (files and directories) of `dir` whose names are

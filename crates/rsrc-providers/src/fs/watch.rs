@@ -34,8 +34,8 @@ use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 use rsrc::ChangeFeed;
 use rsrc::bus::Lease;
 
-use super::path::RelPath;
-use super::{PREFIX, Root, Tree};
+use super::{PREFIX, Root, ServedRoots};
+use crate::kit::rel_path::RelPath;
 
 /// The longest a pending update waits, in windows.
 const MAX_DELAY_WINDOWS: u32 = 20;
@@ -93,9 +93,9 @@ struct Watcher {
     held: bool,
 }
 
-/// Starts watching `tree`'s roots on a thread of its own, publishing to `feed`.
-pub(super) fn start(tree: &Arc<Tree>, feed: ChangeFeed, window: Duration) {
-    let weak = Arc::downgrade(tree);
+/// Starts watching the served roots on a thread of its own, publishing to `feed`.
+pub(super) fn start(served: &Arc<ServedRoots>, feed: ChangeFeed, window: Duration) {
+    let weak = Arc::downgrade(served);
     let started = std::thread::Builder::new()
         .name("rsrc-fs-watch".into())
         .spawn(move || {
@@ -107,7 +107,7 @@ pub(super) fn start(tree: &Arc<Tree>, feed: ChangeFeed, window: Duration) {
     }
 }
 
-fn run(tree: &Weak<Tree>, feed: &ChangeFeed, window: Duration, lease: &Lease) {
+fn run(served: &Weak<ServedRoots>, feed: &ChangeFeed, window: Duration, lease: &Lease) {
     let mut buffer = vec![0u8; 64 * 1024];
     loop {
         let mut w = match Watcher::new(window, lease.clone()) {
@@ -118,13 +118,13 @@ fn run(tree: &Weak<Tree>, feed: &ChangeFeed, window: Duration, lease: &Lease) {
             }
         };
         {
-            let Some(t) = tree.upgrade() else { return };
+            let Some(t) = served.upgrade() else { return };
             for root in 0..t.roots.len() {
                 w.watch_tree(&t, root, RelPath::root());
             }
             tracing::debug!(watches = w.dirs.len(), "watching the roots");
         }
-        match w.serve(tree, feed, &mut buffer) {
+        match w.serve(served, feed, &mut buffer) {
             // The provider is gone.
             Ok(()) => return,
             Err(e) => {
@@ -162,8 +162,8 @@ impl Watcher {
     }
 
     /// Watches `start` and every exposed directory below it.
-    fn watch_tree(&mut self, tree: &Tree, root: usize, start: RelPath) {
-        let base = &tree.roots[root].dir;
+    fn watch_tree(&mut self, served: &ServedRoots, root: usize, start: RelPath) {
+        let base = &served.roots[root].dir;
         let mut stack = vec![start];
         while let Some(rel) = stack.pop() {
             let opened = if rel.is_root() {
@@ -200,13 +200,13 @@ impl Watcher {
                 }
             }
             let Ok(entries) = dir.entries() else { continue };
-            let rules = tree.roots[root].filter.rules_for(root, base, &rel);
+            let rules = served.roots[root].filter.rules_for(root, base, &rel);
             for entry in entries.flatten() {
                 let Ok(kind) = entry.file_type() else {
                     continue;
                 };
                 let name = entry.file_name();
-                if kind.is_dir() && tree.roots[root].filter.entry_visible(&rules, &name, true) {
+                if kind.is_dir() && served.roots[root].filter.entry_visible(&rules, &name, true) {
                     stack.push(rel.join(&name));
                 }
             }
@@ -228,7 +228,12 @@ impl Watcher {
 
     /// Reads and publishes events until the provider is dropped (`Ok`) or the watcher
     /// fails (`Err`).
-    fn serve(&mut self, tree: &Weak<Tree>, feed: &ChangeFeed, buffer: &mut [u8]) -> io::Result<()> {
+    fn serve(
+        &mut self,
+        served: &Weak<ServedRoots>,
+        feed: &ChangeFeed,
+        buffer: &mut [u8],
+    ) -> io::Result<()> {
         loop {
             let now = Instant::now();
             let next = self
@@ -249,7 +254,7 @@ impl Watcher {
                 Ok(_) | Err(rustix::io::Errno::INTR) => {}
                 Err(e) => return Err(e.into()),
             }
-            let Some(t) = tree.upgrade() else {
+            let Some(t) = served.upgrade() else {
                 return Ok(());
             };
             loop {
@@ -299,7 +304,13 @@ impl Watcher {
         }
     }
 
-    fn event(&mut self, tree: &Tree, wd: &WatchDescriptor, mask: EventMask, name: Option<&OsStr>) {
+    fn event(
+        &mut self,
+        served: &ServedRoots,
+        wd: &WatchDescriptor,
+        mask: EventMask,
+        name: Option<&OsStr>,
+    ) {
         let now = Instant::now();
         if mask.contains(EventMask::Q_OVERFLOW) {
             self.lost = true;
@@ -324,14 +335,14 @@ impl Watcher {
         let is_dir = mask.contains(EventMask::ISDIR);
         if !is_dir && (name == ".gitignore" || name == ".ignore") {
             // What is exposed below this directory may have changed.
-            tree.roots[root].filter.forget_rules(root, &dir);
+            served.roots[root].filter.forget_rules(root, &dir);
             self.list_changed(now);
             self.touch(root, dir, now);
             return;
         }
         let Root {
             dir: base, filter, ..
-        } = &*tree.roots[root];
+        } = &*served.roots[root];
         let rules = filter.rules_for(root, base, &dir);
         if !filter.entry_visible(&rules, name, is_dir) {
             return;
@@ -347,14 +358,14 @@ impl Watcher {
                 // Watched paths below it changed name: rebuild this root's watches.
                 self.moved.push(root);
             } else if appeared {
-                self.watch_tree(tree, root, path.clone());
+                self.watch_tree(served, root, path.clone());
             }
         }
         self.touch(root, path, now);
         self.touch(root, dir, now);
     }
 
-    fn publish_due(&mut self, tree: &Tree, feed: &ChangeFeed, now: Instant) {
+    fn publish_due(&mut self, served: &ServedRoots, feed: &ChangeFeed, now: Instant) {
         if !self.lease.held() {
             // Another instance publishes.
             self.held = false;
@@ -379,7 +390,7 @@ impl Watcher {
             .collect();
         for key in due {
             self.pending.remove(&key);
-            feed.updated(&tree.uri(key.0, &key.1));
+            feed.updated(&served.uri(key.0, &key.1));
         }
     }
 }
@@ -405,10 +416,10 @@ mod tests {
         )
         .unwrap();
         let mut w = Watcher::new(Duration::from_millis(50), Lease::always()).unwrap();
-        w.watch_tree(&provider.tree, 0, RelPath::root());
+        w.watch_tree(&provider.served, 0, RelPath::root());
         assert_eq!(w.dirs.len(), 2, "the root and sub");
         let wd = w.dirs.keys().next().unwrap().clone();
-        w.event(&provider.tree, &wd, EventMask::Q_OVERFLOW, None);
+        w.event(&provider.served, &wd, EventMask::Q_OVERFLOW, None);
         assert!(w.lost);
     }
 

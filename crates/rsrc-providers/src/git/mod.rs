@@ -58,10 +58,10 @@
 //! **Changes.** A thread polls the references (loose and packed) every
 //! [`GitConfig::poll_interval`]. When the set of refs changes it publishes `list_changed`;
 //! when anything changed, `updated` for `git:///` and for every subscribed URI whose
-//! resolution changed: a moved ref (`git:///main`), and each subscribed tree or blob under
-//! a ref whose object id (or mode) differs at the new commit — a subscribed file that the
-//! new commit did not change hears nothing. A subscribed tree hears of changes anywhere
-//! below it.
+//! resolution changed since it was subscribed to or last updated: a moved ref
+//! (`git:///main`), and each subscribed tree or blob under a ref whose object id (or mode)
+//! differs at the new commit — a subscribed file that the new commit did not change hears
+//! nothing. A subscribed tree hears of changes anywhere below it.
 //!
 //! Invariants:
 //! - Nothing outside the repository is read because of a URI: ref names are validated
@@ -74,35 +74,34 @@
 //! - All gix work runs on blocking threads; the repository is opened once
 //!   (`gix::ThreadSafeRepository`) and made thread-local per task.
 
+mod complete;
+mod describe;
+mod list;
+mod locate;
 mod names;
+mod read;
 mod repo;
 mod watch;
 
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use gix::ObjectId;
-use gix::bstr::{BString, ByteSlice};
-use gix::objs::tree::EntryKind;
 use rsrc::protocol::{
-    Body, CacheHint, CacheScope, Completion, DIRECTORY_MIME_TYPE, Resource, ResourceCapabilities,
-    ResourceContents, ResourceTemplate,
+    CacheHint, CacheScope, Completion, Resource, ResourceCapabilities, ResourceTemplate,
 };
 use rsrc::{
     ChangeFeed, CompleteRequest, ListRequest, Page, Provider, ProviderCapabilities, ReadOutput,
     RequestContext, ResourceError,
 };
 
-use crate::fs::read::{mime_for, mime_from_name, text_or_bytes};
+use crate::kit::source_name::is_host_name;
+use crate::kit::watch::Subscribed;
+use repo::{GixError, Refs};
 
 /// Blobs from this size on are read only once the server's budget of content in flight
 /// has room for them.
 const RESERVE_FROM: u64 = 256 * 1024;
-use names::{RefName, Target};
-use repo::{CommitInfo, GixError, Node, Refs, Resolved};
 
 /// The URI prefix of a provider made by [`GitProvider::open`].
 pub const PREFIX: &str = "git:///";
@@ -193,20 +192,21 @@ impl std::error::Error for GitError {}
 /// # }
 /// ```
 pub struct GitProvider {
-    shared: Arc<Shared>,
+    served: Arc<ServedRepo>,
 }
 
 impl std::fmt::Debug for GitProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GitProvider")
-            .field("prefix", &self.shared.prefix)
-            .field("git_dir", &self.shared.repo.git_dir())
+            .field("prefix", &self.served.prefix)
+            .field("git_dir", &self.served.repo.git_dir())
             .finish_non_exhaustive()
     }
 }
 
-/// The provider's state, shared with the polling thread.
-struct Shared {
+/// The served repository: the repository, its URIs, settings and what answering needs
+/// to remember. Shared by the provider and its change watcher.
+struct ServedRepo {
     repo: gix::ThreadSafeRepository,
     hash: gix::hash::Kind,
     /// `git:///` or `git://NAME/`.
@@ -216,15 +216,8 @@ struct Shared {
     config: GitConfig,
     /// The commits the served refs reach (commit ids outside it are not served).
     reachable: repo::Reachable,
-}
-
-/// Whether `name` can be a URI authority naming a repository.
-fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 63
-        && name.bytes().all(|b| {
-            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.' | b'_')
-        })
+    /// Subscribed URIs and the digest of what each resolved to, for the change watcher.
+    subscribed: Subscribed,
 }
 
 /// A display name for the repository at `path`: its directory's name, without `.git`.
@@ -260,7 +253,7 @@ impl GitProvider {
         path: impl Into<PathBuf>,
         config: GitConfig,
     ) -> Result<GitProvider, GitError> {
-        if !valid_name(name) {
+        if !is_host_name(name) {
             return Err(GitError::BadName(name.to_owned()));
         }
         GitProvider::build(
@@ -282,46 +275,41 @@ impl GitProvider {
             .map_err(|e| GitError::Open(path.to_owned(), e.to_string()))?;
         let hash = repo.to_thread_local().object_hash();
         Ok(GitProvider {
-            shared: Arc::new(Shared {
+            served: Arc::new(ServedRepo {
                 repo,
                 hash,
                 prefix,
                 name,
                 config,
                 reachable: repo::Reachable::default(),
+                subscribed: Subscribed::new(watch::MAX_CHECKED),
             }),
         })
     }
 
     /// The prefix to mount this provider at: `git:///` or `git://NAME/`.
     pub fn prefix(&self) -> &str {
-        &self.shared.prefix
+        &self.served.prefix
     }
 
     /// The template this provider declares: `{prefix}{ref}/{+path}`.
     pub fn template(&self) -> String {
-        self.shared.template()
+        self.served.template()
     }
 
     /// Runs `f` on a blocking thread with a thread-local handle on the repository.
     async fn blocking<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Shared, &gix::Repository) -> Result<T, ResourceError> + Send + 'static,
+        f: impl FnOnce(&ServedRepo, &gix::Repository) -> Result<T, ResourceError> + Send + 'static,
     ) -> Result<T, ResourceError> {
-        let shared = Arc::clone(&self.shared);
+        let served = Arc::clone(&self.served);
         tokio::task::spawn_blocking(move || {
-            let repo = shared.repo.to_thread_local();
-            f(&shared, &repo)
+            let repo = served.repo.to_thread_local();
+            f(&served, &repo)
         })
         .await
         .unwrap_or_else(|e| Err(ResourceError::internal(format!("git task failed: {e}"))))
     }
-}
-
-/// A refused URI answers like a missing one; the reason is only logged.
-fn refused(uri: &str, reason: &str) -> ResourceError {
-    tracing::debug!(%uri, reason, "refused");
-    ResourceError::not_found(uri)
 }
 
 /// A gix failure: logged, and an internal error (whose details the client never sees).
@@ -338,502 +326,10 @@ fn rfc3339(seconds: i64) -> Option<String> {
     Some(humantime::format_rfc3339_seconds(t).to_string())
 }
 
-/// Where a URI leads in the repository.
-enum Located {
-    Repo,
-    Tree {
-        name: RefName,
-        at: Resolved,
-        path: Vec<BString>,
-        tree: ObjectId,
-    },
-    File {
-        name: RefName,
-        at: Resolved,
-        path: Vec<BString>,
-        id: ObjectId,
-        kind: EntryKind,
-    },
-}
-
-impl Shared {
-    fn template(&self) -> String {
-        format!("{}{{ref}}/{{+path}}", self.prefix)
-    }
-
-    fn target(&self, uri: &str) -> Result<Target, ResourceError> {
-        let Some(rest) = uri.strip_prefix(self.prefix.as_str()) else {
-            return Err(refused(uri, "not under this provider's prefix"));
-        };
-        names::parse(rest, self.hash).map_err(|reason| refused(uri, &reason))
-    }
-
-    fn cache_for(&self, name: Option<&RefName>) -> Option<CacheHint> {
-        match name {
-            Some(RefName::Id(_)) => self.config.commit_cache.or(self.config.cache),
-            _ => self.config.cache,
-        }
-    }
-
-    fn resolve(
-        &self,
-        repo: &gix::Repository,
-        uri: &str,
-        name: &RefName,
-    ) -> Result<Resolved, ResourceError> {
-        repo::resolve(repo, name, &self.reachable, self.config.max_refs)
-            .map_err(|e| gix_error(uri, &e))?
-            .ok_or_else(|| refused(uri, "no such ref"))
-    }
-
-    fn locate(&self, repo: &gix::Repository, uri: &str) -> Result<Located, ResourceError> {
-        let target = self.target(uri)?;
-        let Some(name) = target.ref_name() else {
-            return Ok(Located::Repo);
-        };
-        let at = self.resolve(repo, uri, name)?;
-        let path = target.path().to_vec();
-        let node = repo::walk(repo, at.commit.tree, &path)
-            .map_err(|e| gix_error(uri, &e))?
-            .ok_or_else(|| refused(uri, "no such path at this ref"))?;
-        let name = name.clone();
-        Ok(match node {
-            Node::Tree(tree) => Located::Tree {
-                name,
-                at,
-                path,
-                tree,
-            },
-            Node::File(id, kind) => Located::File {
-                name,
-                at,
-                path,
-                id,
-                kind,
-            },
-        })
-    }
-
-    fn git_meta(
-        &self,
-        commit: &CommitInfo,
-        full: Option<&BString>,
-        object: Option<(ObjectId, EntryKind)>,
-    ) -> rsrc::protocol::Meta {
-        let mut git = serde_json::Map::new();
-        git.insert("commit".into(), commit.id.to_string().into());
-        if let Some(full) = full {
-            git.insert("ref".into(), full.to_str_lossy().into_owned().into());
-        }
-        if let Some((id, kind)) = object {
-            git.insert("object".into(), id.to_string().into());
-            git.insert("mode".into(), kind.as_octal_str().to_string().into());
-        }
-        let mut meta = serde_json::Map::new();
-        meta.insert(META_KEY.into(), git.into());
-        meta
-    }
-
-    fn repo_resource(&self) -> Resource {
-        Resource::new(self.prefix.clone(), self.name.clone())
-            .with_description("A git repository: its branches and tags")
-            .with_mime_type(DIRECTORY_MIME_TYPE)
-            .collection()
-    }
-
-    fn ref_resource(&self, name: &RefName, at: &Resolved, with_meta: bool) -> Resource {
-        let display = match name {
-            RefName::Id(id) => id.to_string(),
-            RefName::Name(n) => n.to_str_lossy().into_owned(),
-        };
-        let mut r = Resource::new(names::uri(&self.prefix, name, &[]), display)
-            .with_mime_type(DIRECTORY_MIME_TYPE)
-            .collection();
-        if !at.commit.summary.is_empty() {
-            r = r.with_description(at.commit.summary.clone());
-        }
-        if let Some(t) = rfc3339(at.commit.seconds) {
-            r = r.with_last_modified(t);
-        }
-        if with_meta {
-            r = r.with_meta(self.git_meta(&at.commit, at.full.as_ref(), None));
-        }
-        r
-    }
-
-    /// An entry under a ref. `size` is the blob's size for files.
-    fn entry_resource(
-        &self,
-        name: &RefName,
-        at: &Resolved,
-        path: &[BString],
-        node: Node,
-        size: Option<u64>,
-        with_meta: bool,
-    ) -> Resource {
-        let file_name = path.last().map(|n| n.to_str_lossy().into_owned());
-        let mut r = Resource::new(
-            names::uri(&self.prefix, name, path),
-            file_name.unwrap_or_default(),
-        );
-        let object = match node {
-            Node::Tree(id) => {
-                r = r.with_mime_type(DIRECTORY_MIME_TYPE).collection();
-                (id, EntryKind::Tree)
-            }
-            Node::File(id, kind) => {
-                let mime = if kind == EntryKind::Link {
-                    Some(SYMLINK_MIME_TYPE.to_owned())
-                } else {
-                    path.last()
-                        .and_then(|n| mime_from_name(OsStr::from_bytes(n)))
-                };
-                if let Some(m) = mime {
-                    r = r.with_mime_type(m);
-                }
-                if let Some(size) = size {
-                    r = r.with_size(size);
-                }
-                r = r.document();
-                (id, kind)
-            }
-        };
-        if let Some(t) = rfc3339(at.commit.seconds) {
-            r = r.with_last_modified(t);
-        }
-        if with_meta {
-            r = r.with_meta(self.git_meta(&at.commit, at.full.as_ref(), Some(object)));
-        }
-        r
-    }
-
-    fn metadata(&self, repo: &gix::Repository, uri: &str) -> Result<Resource, ResourceError> {
-        let mut r = match self.locate(repo, uri)? {
-            Located::Repo => self.repo_resource(),
-            Located::Tree {
-                name,
-                at,
-                path,
-                tree,
-            } => {
-                if path.is_empty() {
-                    self.ref_resource(&name, &at, true)
-                } else {
-                    self.entry_resource(&name, &at, &path, Node::Tree(tree), None, true)
-                }
-            }
-            Located::File {
-                name,
-                at,
-                path,
-                id,
-                kind,
-            } => {
-                let size = repo::size(repo, id).map_err(|e| gix_error(uri, &e))?;
-                self.entry_resource(&name, &at, &path, Node::File(id, kind), Some(size), true)
-            }
-        };
-        r.uri = uri.to_owned();
-        Ok(r)
-    }
-
-    /// The refs, keyset-paginated on their full names.
-    fn list_refs(
-        &self,
-        repo: &gix::Repository,
-        after: Option<&[u8]>,
-        limit: usize,
-    ) -> Result<Page, ResourceError> {
-        let refs =
-            Refs::read(repo, self.config.max_refs).map_err(|e| gix_error(&self.prefix, &e))?;
-        let start = match after {
-            Some(a) => std::ops::Bound::Excluded(BString::from(a)),
-            None => std::ops::Bound::Unbounded,
-        };
-        let mut resources = Vec::new();
-        let mut next = None;
-        let mut range = refs
-            .map
-            .range((start, std::ops::Bound::Unbounded))
-            .peekable();
-        while let Some((full, id)) = range.next() {
-            let Some(short) = refs.short_name(full.as_bstr(), self.hash) else {
-                continue;
-            };
-            let Some(commit) = repo::commit(repo, *id).map_err(|e| gix_error(&self.prefix, &e))?
-            else {
-                continue;
-            };
-            let at = Resolved {
-                full: Some(full.clone()),
-                commit,
-            };
-            resources.push(self.ref_resource(&RefName::Name(short), &at, false).into());
-            if resources.len() >= limit {
-                if range.peek().is_some() {
-                    next = Some(full.to_vec());
-                }
-                break;
-            }
-        }
-        Ok(Page {
-            resources,
-            next,
-            cache: self.config.cache,
-        })
-    }
-
-    fn list_children(
-        &self,
-        repo: &gix::Repository,
-        uri: &str,
-        after: Option<&[u8]>,
-        limit: usize,
-    ) -> Result<Page, ResourceError> {
-        let (name, at, path, tree) = match self.locate(repo, uri)? {
-            Located::Repo => return self.list_refs(repo, after, limit),
-            Located::File { .. } => return Err(ResourceError::not_a_collection(uri)),
-            Located::Tree {
-                name,
-                at,
-                path,
-                tree,
-            } => (name, at, path, tree),
-        };
-        let entries = repo::entries(repo, tree).map_err(|e| gix_error(uri, &e))?;
-        let start = after.map_or(0, |a| entries.partition_point(|e| e.name.as_slice() <= a));
-        let page = &entries[start.min(entries.len())..];
-        let mut resources = Vec::with_capacity(limit.min(page.len()));
-        let mut child = path;
-        for e in page.iter().take(limit) {
-            child.push(e.name.clone());
-            let size = match e.node {
-                Node::File(id, _) => {
-                    Some(repo::size(repo, id).map_err(|err| gix_error(uri, &err))?)
-                }
-                Node::Tree(_) => None,
-            };
-            resources.push(
-                self.entry_resource(&name, &at, &child, e.node, size, false)
-                    .into(),
-            );
-            child.pop();
-        }
-        let next = (page.len() > limit).then(|| page[limit - 1].name.to_vec());
-        Ok(Page {
-            resources,
-            next,
-            cache: self.cache_for(Some(&name)),
-        })
-    }
-
-    /// Reads `uri`; or, for a blob large enough to count against the server's budget of
-    /// content in flight and not `reserved` yet, only its size (`Err`): the caller
-    /// reserves that much and asks again.
-    fn read(
-        &self,
-        repo: &gix::Repository,
-        uri: &str,
-        reserved: bool,
-    ) -> Result<Result<ReadOutput, u64>, ResourceError> {
-        let located = self.locate(repo, uri)?;
-        if let Located::File { id, .. } = &located
-            && !reserved
-        {
-            let size = repo::size(repo, *id).map_err(|e| gix_error(uri, &e))?;
-            if (RESERVE_FROM..=self.config.max_blob).contains(&size) {
-                return Ok(Err(size));
-            }
-        }
-        let (contents, name) = match located {
-            Located::Repo => (Vec::new(), None),
-            Located::Tree {
-                name,
-                at,
-                path,
-                tree,
-            } => (
-                self.collection(repo, uri, &name, &at, &path, tree)?,
-                Some(name),
-            ),
-            Located::File {
-                name,
-                at,
-                path,
-                id,
-                kind,
-            } => {
-                let doc = self
-                    .document(repo, uri, &name, &at, &path, id, kind)?
-                    .map_err(|size| {
-                        ResourceError::too_large(uri.to_owned(), size, self.config.max_blob)
-                    })?;
-                (vec![doc], Some(name))
-            }
-        };
-        Ok(Ok(ReadOutput {
-            contents,
-            cache: self.cache_for(name.as_ref()),
-        }))
-    }
-
-    /// One blob as a document (`Err(size)` if it is over `max`, or the cap).
-    #[allow(clippy::too_many_arguments)]
-    fn document(
-        &self,
-        repo: &gix::Repository,
-        uri: &str,
-        name: &RefName,
-        at: &Resolved,
-        path: &[BString],
-        id: ObjectId,
-        kind: EntryKind,
-    ) -> Result<Result<ResourceContents, u64>, ResourceError> {
-        let bytes =
-            match repo::blob(repo, id, self.config.max_blob).map_err(|e| gix_error(uri, &e))? {
-                Ok(bytes) => bytes,
-                Err(size) => return Ok(Err(size)),
-            };
-        let file_name = OsStr::from_bytes(path.last().map_or(&[][..], |n| n.as_slice()));
-        let mut meta = self.entry_resource(
-            name,
-            at,
-            path,
-            Node::File(id, kind),
-            Some(bytes.len() as u64),
-            true,
-        );
-        meta.uri = uri.to_owned();
-        let (mime, body) = match text_or_bytes(bytes) {
-            Ok(text) => (mime_for(file_name, text.as_bytes(), true), Body::Text(text)),
-            Err(bytes) => (mime_for(file_name, &bytes, false), Body::Blob(bytes.into())),
-        };
-        if kind != EntryKind::Link {
-            meta.mime_type = Some(mime);
-        }
-        Ok(Ok(ResourceContents {
-            resource: meta,
-            body,
-        }))
-    }
-
-    /// A tree's child documents with their content, whole blobs only, within the budget:
-    /// possibly a subset, never a truncated blob.
-    fn collection(
-        &self,
-        repo: &gix::Repository,
-        uri: &str,
-        name: &RefName,
-        at: &Resolved,
-        path: &[BString],
-        tree: ObjectId,
-    ) -> Result<Vec<ResourceContents>, ResourceError> {
-        let entries = repo::entries(repo, tree).map_err(|e| gix_error(uri, &e))?;
-        let budget = self.config.collection_budget;
-        let mut out = Vec::new();
-        let mut used = 0u64;
-        let mut child = path.to_vec();
-        for e in entries.iter().take(self.config.collection_max_files) {
-            let Node::File(id, kind) = e.node else {
-                continue;
-            };
-            let size = repo::size(repo, id).map_err(|err| gix_error(uri, &err))?;
-            if used + size > budget {
-                continue;
-            }
-            child.push(e.name.clone());
-            let child_uri = names::uri(&self.prefix, name, &child);
-            let doc = self.document(repo, &child_uri, name, at, &child, id, kind)?;
-            child.pop();
-            if let Ok(doc) = doc {
-                let len = doc.body.len() as u64;
-                if used + len <= budget {
-                    used += len;
-                    out.push(doc);
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    fn complete(
-        &self,
-        repo: &gix::Repository,
-        argument: &str,
-        value: &str,
-        context_ref: Option<&str>,
-    ) -> Result<Completion, ResourceError> {
-        match argument {
-            "ref" => {
-                let refs = Refs::read(repo, self.config.max_refs)
-                    .map_err(|e| gix_error(&self.prefix, &e))?;
-                let mut values: Vec<String> = refs
-                    .map
-                    .keys()
-                    .filter_map(|full| refs.short_name(full.as_bstr(), self.hash))
-                    .filter_map(|short| String::from_utf8(short.into()).ok())
-                    .filter(|short| short.starts_with(value))
-                    .collect();
-                values.sort();
-                Ok(Completion::from_matches(values))
-            }
-            "path" => Ok(self.complete_path(repo, value, context_ref.unwrap_or("HEAD"))),
-            other => Err(ResourceError::invalid(
-                "",
-                format!("the template {} has no variable {other:?}", self.template()),
-            )),
-        }
-    }
-
-    /// Completes a path: the entries of the typed directory at the ref whose names start
-    /// with the typed rest; directories end with `/`.
-    fn complete_path(&self, repo: &gix::Repository, value: &str, ref_name: &str) -> Completion {
-        let Some(name) = names::raw_ref(ref_name, self.hash) else {
-            return Completion::empty();
-        };
-        let Ok(Some(at)) = repo::resolve(repo, &name, &self.reachable, self.config.max_refs) else {
-            return Completion::empty();
-        };
-        let (dir_part, prefix) = value.rsplit_once('/').unwrap_or(("", value));
-        let dir = if dir_part.is_empty() {
-            Vec::new()
-        } else {
-            match names::decode_path(dir_part) {
-                Ok(d) => d,
-                Err(_) => return Completion::empty(),
-            }
-        };
-        let Ok(Some(Node::Tree(tree))) = repo::walk(repo, at.commit.tree, &dir) else {
-            return Completion::empty();
-        };
-        let Ok(entries) = repo::entries(repo, tree) else {
-            return Completion::empty();
-        };
-        let values = entries
-            .iter()
-            .take(10_000)
-            .filter(|e| e.name.starts_with(prefix.as_bytes()))
-            .filter_map(|e| {
-                let n = e.name.to_str().ok()?;
-                let mut v = if dir_part.is_empty() {
-                    n.to_owned()
-                } else {
-                    format!("{dir_part}/{n}")
-                };
-                if matches!(e.node, Node::Tree(_)) {
-                    v.push('/');
-                }
-                Some(v)
-            })
-            .collect();
-        Completion::from_matches(values)
-    }
-}
-
 impl Provider for GitProvider {
     fn templates(&self) -> Vec<ResourceTemplate> {
-        let template = ResourceTemplate::new(self.template(), format!("git {}", self.shared.name))
-            .with_title(format!("Files of the git repository {}", self.shared.name))
+        let template = ResourceTemplate::new(self.template(), format!("git {}", self.served.name))
+            .with_title(format!("Files of the git repository {}", self.served.name))
             .with_description(
                 "A tree or a file at a branch, a tag or a commit id ({ref} is one segment: \
                  feature/x is feature%2Fx), by its path in the repository",
@@ -846,15 +342,15 @@ impl Provider for GitProvider {
     }
 
     fn capabilities(&self) -> ProviderCapabilities {
-        let watching = self.shared.config.poll_interval.is_some();
+        let watching = self.served.config.poll_interval.is_some();
         ProviderCapabilities::default()
             .with_subscribe(watching)
             .with_list_changed(watching)
     }
 
     fn attach(&self, feed: ChangeFeed) {
-        if let Some(interval) = self.shared.config.poll_interval {
-            watch::start(&self.shared, &feed, interval);
+        if let Some(interval) = self.served.config.poll_interval {
+            watch::start(&self.served, &feed, interval);
         }
     }
 
@@ -869,6 +365,22 @@ impl Provider for GitProvider {
         self.blocking(move |s, repo| match parent {
             None => s.list_refs(repo, after.as_deref(), limit),
             Some(uri) => s.list_children(repo, &uri, after.as_deref(), limit),
+        })
+        .await
+    }
+
+    /// Checks that `uri` exists (as the default does) and remembers what it resolves to
+    /// now, so that the change watcher tells its subscribers exactly when that changes.
+    async fn subscribe(&self, _ctx: &RequestContext, uri: &str) -> Result<(), ResourceError> {
+        let uri = uri.to_owned();
+        self.blocking(move |s, repo| {
+            s.metadata(repo, &uri)?;
+            if let Ok(refs) = Refs::read(repo, s.config.max_refs)
+                && let Some(digest) = s.digest_at(repo, &refs, &uri)
+            {
+                s.subscribed.remember(&uri, digest);
+            }
+            Ok(())
         })
         .await
     }
@@ -904,7 +416,7 @@ impl Provider for GitProvider {
         _ctx: &RequestContext,
         req: CompleteRequest<'_>,
     ) -> Result<Completion, ResourceError> {
-        if req.template != self.shared.template() {
+        if req.template != self.served.template() {
             return Ok(Completion::empty());
         }
         let argument = req.argument.to_owned();

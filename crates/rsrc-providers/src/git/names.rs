@@ -19,25 +19,13 @@
 //! - [`short_name`] and [`resolve_in`] agree: the name the provider lists for a reference
 //!   resolves back to exactly that reference.
 
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
-
 use gix::ObjectId;
 use gix::bstr::{BStr, BString, ByteSlice};
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, percent_encode};
 
-use crate::fs::path::push_segment;
+use crate::kit::segment::{decode, push_expanded, push_path_segment};
 
 /// The longest ref name accepted from a URI, in bytes.
 pub(crate) const MAX_REF_NAME: usize = 1024;
-
-/// Everything but RFC 3986 unreserved characters is encoded: exactly what RFC 6570 simple
-/// expansion (`{ref}`) writes, so a client-expanded template and a listed URI agree.
-const REF_SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
 
 /// A ref as a URI names it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -103,7 +91,7 @@ pub(crate) fn parse(rest: &str, hash: gix::hash::Kind) -> Result<Target, String>
 pub(crate) fn decode_path(path: &str) -> Result<Vec<BString>, String> {
     let mut components = Vec::new();
     for segment in path.split('/') {
-        let bytes: Vec<u8> = percent_decode_str(segment).collect();
+        let bytes = decode(segment);
         if !valid_component(&bytes) {
             return Err(format!("path segment {segment:?} is not allowed"));
         }
@@ -128,7 +116,7 @@ pub(crate) fn valid_component(c: &[u8]) -> bool {
 
 /// Decodes the ref segment once and checks it.
 fn decode_ref(segment: &str, hash: gix::hash::Kind) -> Result<RefName, String> {
-    let bytes: Vec<u8> = percent_decode_str(segment).collect();
+    let bytes = decode(segment);
     if let Some(id) = hex_id(&bytes, hash) {
         return Ok(RefName::Id(id));
     }
@@ -232,17 +220,18 @@ pub(crate) fn short_name(
         .map(ToOwned::to_owned)
 }
 
-/// Appends a ref name as one URI segment.
+/// Appends a ref name as one URI segment, as RFC 6570 simple expansion (`{ref}`) writes
+/// it, so that a client-expanded template and a listed URI agree.
 pub(crate) fn push_ref(out: &mut String, name: &RefName) {
     match name {
         RefName::Id(id) => out.push_str(&id.to_hex().to_string()),
-        RefName::Name(n) => out.extend(percent_encode(n, REF_SEGMENT)),
+        RefName::Name(n) => push_expanded(out, n),
     }
 }
 
 /// Appends a path component as one URI segment (as the filesystem provider writes it).
 pub(crate) fn push_component(out: &mut String, name: &[u8]) {
-    push_segment(out, OsStr::from_bytes(name));
+    push_path_segment(out, name);
 }
 
 /// The URI of `target` under `prefix` (canonical: one spelling per resource).

@@ -16,13 +16,13 @@
 //! - A changed file changes its digest in the next snapshot and notifies its subscribers;
 //!   a skill or file that appears or goes notifies `list_changed`.
 
+mod index;
 mod manifest;
 
-use std::collections::BTreeMap;
-use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock, Weak};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use base64::Engine as _;
 use cap_std::ambient_authority;
@@ -32,14 +32,15 @@ use rsrc::protocol::{
 };
 use rsrc::{
     ChangeFeed, ListRequest, Listed, Page, Provider, ProviderCapabilities, ReadOutput,
-    RequestContext, ResourceError, ServerBuilder,
+    RequestContext, ResourceError, ServerBuilder, keyset,
 };
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 
-use crate::fs::path::RelPath;
-use crate::fs::read::{open_checked, open_resolved, read_open, text_or_bytes};
+use crate::kit::content::{mime_from_name, text_or_bytes};
+use crate::kit::open::{open_resolved, read_error, read_open};
+use crate::kit::rel_path::RelPath;
 use crate::poll::Turns;
+use index::{FileInfo, Index, publish, scan};
 
 pub use manifest::{MAX_BYTES, MAX_FILES};
 
@@ -47,9 +48,6 @@ pub use manifest::{MAX_BYTES, MAX_FILES};
 pub const PREFIX: &str = "skill://";
 /// The extension's identifier, under `capabilities.extensions`.
 pub const EXTENSION: &str = "io.modelcontextprotocol/skills";
-/// Most directories a scan visits, and most levels deep.
-const MAX_DIRS: usize = 10_000;
-const MAX_DEPTH: usize = 16;
 
 /// Settings of the skills provider.
 #[derive(Debug, Clone)]
@@ -104,69 +102,23 @@ impl std::error::Error for SkillsError {}
 /// Serves the skills of one or more directories (see the module docs).
 #[derive(Clone)]
 pub struct SkillsProvider {
-    inner: Arc<Inner>,
+    served: Arc<ServedSkills>,
 }
 
-struct Inner {
+/// What the provider serves: the skills directories, the settings, and the index of the
+/// last scan (swapped whole by each scan). Shared with the thread that scans.
+struct ServedSkills {
     roots: Vec<Root>,
     config: SkillsConfig,
     index: RwLock<Arc<Index>>,
 }
 
+/// One skills directory.
 struct Root {
     /// The organisational prefix of its skills (`NAME=skills:DIR`), if any.
     name: Option<String>,
     path: PathBuf,
     dir: Dir,
-}
-
-/// A file's identity between two scans: what must not change for its digest to hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    len: u64,
-    modified: Option<SystemTime>,
-}
-
-#[derive(Debug, Clone)]
-struct FileInfo {
-    root: usize,
-    rel: RelPath,
-    name: String,
-    size: u64,
-    digest: String,
-    stamp: Stamp,
-    /// For a `SKILL.md`: its skill's name and description.
-    skill: Option<(String, String)>,
-}
-
-#[derive(Debug, Clone)]
-struct Entry {
-    uri: String,
-    frontmatter: Map<String, Value>,
-    /// (uri, digest, size) of every file, `SKILL.md` first.
-    resources: Vec<(String, String, u64)>,
-}
-
-impl Entry {
-    fn to_json(&self) -> Value {
-        let resources: Vec<Value> = self
-            .resources
-            .iter()
-            .map(|(uri, digest, size)| json!({"uri": uri, "digest": digest, "size": size}))
-            .collect();
-        json!({"uri": self.uri, "frontmatter": self.frontmatter, "resources": resources})
-    }
-}
-
-/// One scan of every root.
-#[derive(Debug, Default)]
-struct Index {
-    skills: BTreeMap<String, Entry>,
-    files: BTreeMap<String, FileInfo>,
-    /// Directory URI → its children's URIs (a `true` marks a directory).
-    dirs: BTreeMap<String, BTreeMap<String, bool>>,
-    /// Directories not served as skills, and why (warned about once per reason).
-    refused: BTreeMap<PathBuf, String>,
 }
 
 impl SkillsProvider {
@@ -191,17 +143,17 @@ impl SkillsProvider {
                 .map_err(|e| SkillsError::Open(path.clone(), e))?;
             roots.push(Root { name, path, dir });
         }
-        let inner = Arc::new(Inner {
+        let served = Arc::new(ServedSkills {
             roots,
             config,
             index: RwLock::new(Arc::new(Index::default())),
         });
-        let first = scan(&inner.roots, &Index::default());
-        *inner
+        let first = scan(&served.roots, &Index::default());
+        *served
             .index
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(first);
-        Ok(SkillsProvider { inner })
+        Ok(SkillsProvider { served })
     }
 
     /// Mounts this provider on `builder` with the extension: its capability
@@ -224,7 +176,7 @@ impl SkillsProvider {
     fn index(&self) -> Arc<Index> {
         Arc::clone(
             &self
-                .inner
+                .served
                 .index
                 .read()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
@@ -238,7 +190,7 @@ impl SkillsProvider {
 
     fn cached(&self, ctx: &RequestContext, mut result: Value) -> Value {
         if ctx.protocol_version().is_modern() {
-            let hint = self.inner.config.cache;
+            let hint = self.served.config.cache;
             result["ttlMs"] = json!(hint.ttl_ms);
             result["cacheScope"] = json!(hint.scope);
         }
@@ -262,20 +214,17 @@ impl SkillsProvider {
             Some(_) => return Err(ResourceError::bad_position("")),
         };
         let index = self.index();
-        let range = match &after {
-            None => index.skills.range::<String, _>(..),
-            Some(a) => index
-                .skills
-                .range::<String, _>((std::ops::Bound::Excluded(a), std::ops::Bound::Unbounded)),
-        };
-        let page_size = self.inner.config.page_size.max(1);
-        let page: Vec<&Entry> = range.map(|(_, e)| e).take(page_size + 1).collect();
-        let more = page.len() > page_size;
-        let page = &page[..page.len().min(page_size)];
-        let mut result = json!({"skills": page.iter().map(|e| e.to_json()).collect::<Vec<_>>()});
-        if more && let Some(last) = page.last() {
+        let rest = index
+            .skills
+            .range::<str, _>(keyset::range(after.as_deref()));
+        let page = keyset::page(rest.map(|(_, e)| e), self.served.config.page_size, |e| {
+            e.uri.clone()
+        });
+        let skills: Vec<Value> = page.items.iter().map(|e| e.to_json()).collect();
+        let mut result = json!({ "skills": skills });
+        if let Some(last) = page.next {
             result["nextCursor"] =
-                json!(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&last.uri));
+                json!(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(last));
         }
         Ok(self.cached(ctx, result))
     }
@@ -308,7 +257,7 @@ impl SkillsProvider {
                 r.description = Some(description.clone());
                 r.mime_type = Some("text/markdown".into());
             }
-            None => r.mime_type = crate::fs::read::mime_from_name(OsStr::new(&f.name)),
+            None => r.mime_type = mime_from_name(f.name.as_bytes()),
         }
         r
     }
@@ -334,22 +283,22 @@ impl SkillsProvider {
     /// turns with the other instances of a deployment, [`crate::poll`]).
     fn watch(&self, feed: &ChangeFeed, interval: Duration) {
         const SLICE: Duration = Duration::from_millis(500);
-        let weak: Weak<Inner> = Arc::downgrade(&self.inner);
+        let weak: Weak<ServedSkills> = Arc::downgrade(&self.served);
         let turns = Turns::new(feed, PREFIX);
         let spawned = std::thread::Builder::new()
             .name("rsrc-skills-poll".into())
             .spawn(move || {
                 while let Ok(turn) = turns.wait(interval, SLICE, || weak.strong_count() > 0) {
-                    let (Some(turn), Some(inner)) = (turn, weak.upgrade()) else {
+                    let (Some(turn), Some(served)) = (turn, weak.upgrade()) else {
                         continue;
                     };
-                    let this = SkillsProvider { inner };
+                    let this = SkillsProvider { served };
                     let old = this.index();
-                    let new = Arc::new(scan(&this.inner.roots, &old));
+                    let new = Arc::new(scan(&this.served.roots, &old));
                     // Swapped even when nothing was published: new stamps spare the next
                     // scan from hashing a file that was only touched.
                     *this
-                        .inner
+                        .served
                         .index
                         .write()
                         .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::clone(&new);
@@ -364,286 +313,16 @@ impl SkillsProvider {
     }
 }
 
-/// Publishes the differences between two snapshots; whether there were any.
-fn publish(old: &Index, new: &Index, feed: &ChangeFeed) -> bool {
-    let mut any = false;
-    for (uri, f) in &new.files {
-        match old.files.get(uri) {
-            Some(o) if o.digest == f.digest && o.skill == f.skill => {}
-            _ => {
-                feed.updated(uri);
-                any = true;
-            }
-        }
-    }
-    let gone: Vec<&String> = old
-        .files
-        .keys()
-        .filter(|u| !new.files.contains_key(*u))
-        .collect();
-    for uri in &gone {
-        feed.updated(uri);
-        any = true;
-    }
-    let listing_changed = !gone.is_empty()
-        || new.files.keys().any(|u| !old.files.contains_key(u))
-        || old.skills.keys().ne(new.skills.keys());
-    if listing_changed {
-        feed.list_changed();
-    }
-    any || listing_changed
-}
-
-/// The URI of `rel` (a path from root `root`) under `root`'s prefix.
-fn uri_of(roots: &[Root], root: usize, rel: &RelPath) -> String {
-    let mut uri = String::from(PREFIX);
-    if let Some(name) = &roots[root].name {
-        uri.push_str(name);
-        if !rel.is_root() {
-            uri.push('/');
-        }
-    }
-    uri.push_str(&rel.encode());
-    uri
-}
-
-/// Scans every root; digests of files whose stamp did not change are taken from
-/// `previous`.
-fn scan(roots: &[Root], previous: &Index) -> Index {
-    let mut index = Index::default();
-    for (i, root) in roots.iter().enumerate() {
-        for skill_dir in skill_dirs(&root.dir, &root.path) {
-            match skill(roots, i, &skill_dir, previous) {
-                Ok((entry, files, dirs)) => {
-                    index.files.extend(files);
-                    for (dir, children) in dirs {
-                        index.dirs.entry(dir).or_default().extend(children);
-                    }
-                    index.skills.insert(entry.uri.clone(), entry);
-                }
-                Err(manifest::Refusal(why)) => {
-                    let shown = root.path.join(skill_dir.to_path());
-                    if previous.refused.get(&shown) != Some(&why) {
-                        tracing::warn!(skill = %shown.display(), reason = %why, "not served as a skill");
-                    }
-                    index.refused.insert(shown, why);
-                }
-            }
-        }
-    }
-    index
-}
-
-fn hidden(name: &OsStr) -> bool {
-    name.as_encoded_bytes().first() == Some(&b'.')
-}
-
-/// The directories under the root (not the root itself) that hold a `SKILL.md`, breadth
-/// first, within the bounds; symbolic links and hidden directories are not entered.
-fn skill_dirs(dir: &Dir, shown: &Path) -> Vec<RelPath> {
-    let mut found = Vec::new();
-    let mut queue = std::collections::VecDeque::from([RelPath::root()]);
-    let mut visited = 0;
-    while let Some(rel) = queue.pop_front() {
-        visited += 1;
-        if visited > MAX_DIRS {
-            tracing::warn!(dir = %shown.display(), "more than {MAX_DIRS} directories: the rest is not scanned for skills");
-            break;
-        }
-        let entries = if rel.is_root() {
-            dir.entries()
-        } else {
-            dir.read_dir(rel.to_path())
-        };
-        let Ok(entries) = entries else { continue };
-        let mut has_skill = false;
-        for e in entries.flatten() {
-            let name = e.file_name();
-            let Ok(kind) = e.file_type() else { continue };
-            if kind.is_file() && name == "SKILL.md" {
-                has_skill = true;
-            } else if kind.is_dir() && !hidden(&name) && rel.components().len() < MAX_DEPTH {
-                queue.push_back(rel.join(&name));
-            }
-        }
-        if has_skill && !rel.is_root() {
-            found.push(rel);
-        }
-    }
-    found.sort_by(|a, b| a.components().cmp(b.components()));
-    found
-}
-
-type SkillParts = (
-    Entry,
-    Vec<(String, FileInfo)>,
-    Vec<(String, BTreeMap<String, bool>)>,
-);
-
-/// One skill: its entry, its files and its directories, or why it is not served.
-fn skill(
-    roots: &[Root],
-    root: usize,
-    skill_dir: &RelPath,
-    previous: &Index,
-) -> Result<SkillParts, manifest::Refusal> {
-    let dir = &roots[root].dir;
-    let dir_name = skill_dir
-        .name()
-        .and_then(OsStr::to_str)
-        .ok_or_else(|| manifest::Refusal("the directory's name is not UTF-8".into()))?;
-    // Every regular, non-hidden file, with its directories, within the limits.
-    let mut files: Vec<(RelPath, Stamp)> = Vec::new();
-    let mut dirs: Vec<RelPath> = vec![skill_dir.clone()];
-    let mut total = 0u64;
-    let mut i = 0;
-    while i < dirs.len() {
-        let current = dirs[i].clone();
-        i += 1;
-        let mut entries: Vec<_> = dir
-            .read_dir(current.to_path())
-            .map_err(|e| manifest::Refusal(format!("cannot be read: {e}")))?
-            .flatten()
-            .collect();
-        entries.sort_by_key(cap_std::fs::DirEntry::file_name);
-        for e in entries {
-            let name = e.file_name();
-            if hidden(&name) {
-                continue;
-            }
-            let Ok(kind) = e.file_type() else { continue };
-            let rel = current.join(&name);
-            if kind.is_dir() {
-                if rel.components().len() - skill_dir.components().len() > MAX_DEPTH {
-                    return Err(manifest::Refusal("directories nest too deep".into()));
-                }
-                dirs.push(rel);
-            } else if kind.is_file() {
-                let md = e
-                    .metadata()
-                    .map_err(|e| manifest::Refusal(format!("cannot be read: {e}")))?;
-                total += md.len();
-                files.push((
-                    rel,
-                    Stamp {
-                        len: md.len(),
-                        modified: md.modified().ok().map(cap_std::time::SystemTime::into_std),
-                    },
-                ));
-                if files.len() > MAX_FILES {
-                    return Err(manifest::Refusal(format!("more than {MAX_FILES} files")));
-                }
-                if total > MAX_BYTES {
-                    return Err(manifest::Refusal(format!(
-                        "its files hold more than {MAX_BYTES} bytes"
-                    )));
-                }
-            }
-        }
-    }
-    let skill_md = skill_dir.join(OsStr::new("SKILL.md"));
-    let text = read_text(dir, &skill_md, manifest::MAX_SKILL_MD)?;
-    let frontmatter = manifest::frontmatter(&text, dir_name)?;
-    let description = frontmatter
-        .get("description")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let skill_uri = uri_of(roots, root, &skill_md);
-    let mut infos = Vec::with_capacity(files.len());
-    for (rel, stamp) in files {
-        let uri = uri_of(roots, root, &rel);
-        let digest = match previous.files.get(&uri) {
-            Some(f) if f.stamp == stamp && f.root == root => f.digest.clone(),
-            _ => digest(dir, &rel)?,
-        };
-        let name = rel
-            .name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let skill = (rel == skill_md).then(|| (dir_name.to_owned(), description.clone()));
-        infos.push((
-            uri,
-            FileInfo {
-                root,
-                rel,
-                name,
-                size: stamp.len,
-                digest,
-                stamp,
-                skill,
-            },
-        ));
-    }
-    // SKILL.md first, then the rest in path order.
-    infos.sort_by_key(|(uri, _)| (uri != &skill_uri, uri.clone()));
-    let resources = infos
-        .iter()
-        .map(|(uri, f)| (uri.clone(), f.digest.clone(), f.size))
-        .collect();
-    let mut tree: Vec<(String, BTreeMap<String, bool>)> = Vec::new();
-    for d in &dirs {
-        let mut children = BTreeMap::new();
-        for (uri, f) in &infos {
-            if f.rel.parent().as_ref() == Some(d) {
-                children.insert(uri.clone(), false);
-            }
-        }
-        for sub in &dirs {
-            if sub.parent().as_ref() == Some(d) {
-                children.insert(uri_of(roots, root, sub), true);
-            }
-        }
-        tree.push((uri_of(roots, root, d), children));
-    }
-    let entry = Entry {
-        uri: skill_uri,
-        frontmatter,
-        resources,
-    };
-    Ok((entry, infos, tree))
-}
-
-/// A file's text, at most `cap` bytes, opened as resources are.
-fn read_text(dir: &Dir, rel: &RelPath, cap: u64) -> Result<String, manifest::Refusal> {
-    let (file, md) = open_checked(dir, rel)
-        .map_err(|e| manifest::Refusal(format!("{} cannot be read: {e:?}", rel.encode())))?;
-    let bytes = read_open(file, &md, cap, &std::sync::atomic::AtomicBool::new(false))
-        .map_err(|e| manifest::Refusal(format!("{} cannot be read: {e:?}", rel.encode())))?;
-    String::from_utf8(bytes)
-        .map_err(|_| manifest::Refusal(format!("{} is not UTF-8", rel.encode())))
-}
-
-/// `sha256:<hex>` of a file's bytes.
-fn digest(dir: &Dir, rel: &RelPath) -> Result<String, manifest::Refusal> {
-    let (file, md) = open_checked(dir, rel)
-        .map_err(|e| manifest::Refusal(format!("{} cannot be read: {e:?}", rel.encode())))?;
-    let bytes = read_open(
-        file,
-        &md,
-        MAX_BYTES,
-        &std::sync::atomic::AtomicBool::new(false),
-    )
-    .map_err(|e| manifest::Refusal(format!("{} cannot be read: {e:?}", rel.encode())))?;
-    let hash = Sha256::digest(&bytes);
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for b in hash {
-        out.push_str(&format!("{b:02x}"));
-    }
-    Ok(out)
-}
-
 impl Provider for SkillsProvider {
     fn capabilities(&self) -> ProviderCapabilities {
-        let watched = self.inner.config.poll_interval.is_some();
+        let watched = self.served.config.poll_interval.is_some();
         ProviderCapabilities::default()
             .with_subscribe(watched)
             .with_list_changed(watched)
     }
 
     fn attach(&self, feed: ChangeFeed) {
-        if let Some(interval) = self.inner.config.poll_interval {
+        if let Some(interval) = self.served.config.poll_interval {
             self.watch(&feed, interval);
         }
     }
@@ -656,32 +335,20 @@ impl Provider for SkillsProvider {
         let index = self.index();
         let after = req
             .after
-            .map(|a| String::from_utf8(a.to_vec()))
+            .map(std::str::from_utf8)
             .transpose()
-            .map_err(|_| ResourceError::internal("bad position"))?;
-        let bound = |a: &Option<String>| match a {
-            Some(a) => std::ops::Bound::Excluded(a.clone()),
-            None => std::ops::Bound::Unbounded,
-        };
-        let limit = req.limit.max(1);
+            .map_err(|_| ResourceError::bad_position(""))?;
+        let limit = req.limit;
         let (resources, next): (Vec<Listed>, Option<Vec<u8>>) = match req.parent {
             None => {
-                let mut page: Vec<(&String, &FileInfo)> = index
-                    .files
-                    .range((bound(&after), std::ops::Bound::Unbounded))
-                    .take(limit + 1)
+                let rest = index.files.range::<str, _>(keyset::range(after));
+                let page = keyset::page(rest, limit, |(u, _)| u.as_bytes().to_vec());
+                let resources = page
+                    .items
+                    .iter()
+                    .map(|(u, f)| Self::file_resource(u, f).into())
                     .collect();
-                let more = page.len() > limit;
-                page.truncate(limit);
-                let next = more
-                    .then(|| page.last().map(|(u, _)| u.as_bytes().to_vec()))
-                    .flatten();
-                (
-                    page.iter()
-                        .map(|(u, f)| Self::file_resource(u, f).into())
-                        .collect(),
-                    next,
-                )
+                (resources, page.next)
             }
             Some(parent) => {
                 let Some(children) = index.dirs.get(parent) else {
@@ -691,16 +358,10 @@ impl Provider for SkillsProvider {
                         ResourceError::not_found(parent)
                     });
                 };
-                let mut page: Vec<(&String, &bool)> = children
-                    .range((bound(&after), std::ops::Bound::Unbounded))
-                    .take(limit + 1)
-                    .collect();
-                let more = page.len() > limit;
-                page.truncate(limit);
-                let next = more
-                    .then(|| page.last().map(|(u, _)| u.as_bytes().to_vec()))
-                    .flatten();
+                let rest = children.range::<str, _>(keyset::range(after));
+                let page = keyset::page(rest, limit, |(u, _)| u.as_bytes().to_vec());
                 let resources = page
+                    .items
                     .iter()
                     .filter_map(|(u, is_dir)| {
                         if **is_dir {
@@ -713,13 +374,13 @@ impl Provider for SkillsProvider {
                         }
                     })
                     .collect();
-                (resources, next)
+                (resources, page.next)
             }
         };
         Ok(Page {
             resources,
             next,
-            cache: Some(self.inner.config.cache),
+            cache: Some(self.served.config.cache),
         })
     }
 
@@ -729,7 +390,7 @@ impl Provider for SkillsProvider {
 
     async fn read(&self, _ctx: &RequestContext, uri: &str) -> Result<ReadOutput, ResourceError> {
         let index = self.index();
-        let cache = Some(self.inner.config.cache);
+        let cache = Some(self.served.config.cache);
         let Some(f) = index.files.get(uri) else {
             return if index.dirs.contains_key(uri) {
                 Ok(ReadOutput {
@@ -740,7 +401,7 @@ impl Provider for SkillsProvider {
                 Err(ResourceError::not_found(uri))
             };
         };
-        let dir = &self.inner.roots[f.root].dir;
+        let dir = &self.served.roots[f.root].dir;
         // A file swapped for a link since the scan is not part of the skill any more.
         let unlinked = |rel: &RelPath| {
             dir.canonicalize(rel.to_path())
@@ -754,13 +415,8 @@ impl Provider for SkillsProvider {
             Ok((file, md, linked)) if !linked || unlinked(&f.rel) => (file, md),
             _ => return Err(ResourceError::not_found(uri)),
         };
-        let bytes = read_open(
-            file,
-            &md,
-            MAX_BYTES,
-            &std::sync::atomic::AtomicBool::new(false),
-        )
-        .map_err(|e| ResourceError::internal(format!("{uri}: {e:?}")))?;
+        let bytes = read_open(file, &md, MAX_BYTES, &AtomicBool::new(false))
+            .map_err(|e| read_error(uri, e, MAX_BYTES))?;
         let mut resource = Self::file_resource(uri, f);
         resource.size = Some(bytes.len() as u64);
         let body = match text_or_bytes(bytes) {
@@ -779,7 +435,12 @@ impl std::fmt::Debug for SkillsProvider {
         f.debug_struct("SkillsProvider")
             .field(
                 "roots",
-                &self.inner.roots.iter().map(|r| &r.path).collect::<Vec<_>>(),
+                &self
+                    .served
+                    .roots
+                    .iter()
+                    .map(|r| &r.path)
+                    .collect::<Vec<_>>(),
             )
             .finish_non_exhaustive()
     }

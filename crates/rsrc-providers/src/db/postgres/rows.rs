@@ -27,19 +27,18 @@
 use std::time::Duration;
 
 use rsrc::ResourceError;
-use rsrc::protocol::{Completion, Resource, ResourceContents};
+use rsrc::protocol::{Completion, ResourceContents};
 use tokio_postgres::Row;
 use tokio_postgres::types::{ToSql, Type};
 
-use super::Inner;
+use super::Database;
 
 /// Restores a connection's start-up settings and releases session locks (see the module
 /// docs, "Session settings").
 pub(super) const RESET: &str = "RESET ALL; SELECT pg_advisory_unlock_all()";
 use super::catalog::{PgKind, Relation};
-use crate::db::{
-    CSV_MIME_TYPE, Cell, JSON_MIME_TYPE, KeyKind, KeyValue, RowKey, key_name, row_csv, row_json,
-};
+use crate::db::resources::row_contents;
+use crate::db::{Cell, KeyKind, KeyValue, RowKey, row_csv, row_json};
 
 /// What went wrong talking to PostgreSQL, for one URI; `limit` is the statement time
 /// limit the connection runs under.
@@ -75,7 +74,7 @@ fn pool_error(uri: &str, e: &deadpool_postgres::PoolError) -> ResourceError {
     )
 }
 
-impl Inner {
+impl Database {
     /// Runs `sql` on a pooled connection in one round trip (parse, bind and execute sent
     /// together, every parameter typed up front); errors are reported against `uri`.
     pub(super) async fn query(
@@ -139,14 +138,7 @@ impl Inner {
         let names: Vec<&str> = rel.info.columns.iter().map(|c| c.name.as_str()).collect();
         let json = row_json(&names, &cells);
         let csv = row_csv(&names, &cells);
-        let entry = |mime: &str, text: String| {
-            let r = Resource::new(uri.to_owned(), key_name(key))
-                .with_mime_type(mime)
-                .with_size(text.len() as u64)
-                .document();
-            ResourceContents::text(r, text)
-        };
-        Ok(vec![entry(JSON_MIME_TYPE, json), entry(CSV_MIME_TYPE, csv)])
+        Ok(row_contents(uri, key, json, Some(csv)))
     }
 
     /// Reads the row `key` of `rel`: its JSON and CSV, or not found.

@@ -10,14 +10,11 @@
 //! searched (their "keys" are numbers that say nothing, and each batch would sort the
 //! relation).
 
-use rsrc::protocol::Resource;
 use rsrc::{Listed, Page, ResourceError, SearchRequest};
 
-use super::Inner;
-use crate::db::{
-    JSON_MIME_TYPE, KeyKind, KeyValue, decode_key_position, encode_key_position, key_name,
-    relation_uri, row_uri,
-};
+use super::Database;
+use crate::db::resources::row_entry;
+use crate::db::{KeyKind, KeyValue, decode_key_position, encode_key_position, relation_uri};
 
 /// Most rows one search call examines.
 const SCAN: usize = 50_000;
@@ -92,7 +89,7 @@ fn decode(bytes: &[u8]) -> Option<Stage> {
     }
 }
 
-impl Inner {
+impl Database {
     /// A page of the search for `words` from `after` (see the module docs).
     pub(super) async fn search(
         &self,
@@ -194,9 +191,7 @@ impl Inner {
                 let (keys, more) = self.row_page(&uri, &rel, after.as_deref(), batch).await?;
                 for key in keys {
                     examined += 1;
-                    let row = Resource::new(row_uri(&self.name, &path, &key), key_name(&key))
-                        .with_mime_type(JSON_MIME_TYPE)
-                        .document();
+                    let row = row_entry(&self.name, &path, &key);
                     if search.matches_resource(&row) {
                         hits.push(row.into());
                     }

@@ -23,7 +23,7 @@ use rusqlite::config::DbConfig;
 use rusqlite::limits::Limit;
 use rusqlite::{Connection, OpenFlags};
 
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -211,6 +211,8 @@ pub(super) enum OpError {
     TooLarge(u64),
     /// A listing position cannot hold this key.
     KeyTooLarge,
+    /// A listing position this provider cannot continue from.
+    BadPosition,
     /// SQLite failed.
     Sql(rusqlite::Error),
     /// Anything else.
@@ -234,6 +236,7 @@ impl OpError {
             OpError::TooLarge(size) => {
                 ResourceError::too_large(uri.to_owned(), size, limits.max_row_bytes)
             }
+            OpError::BadPosition => ResourceError::bad_position(uri),
             OpError::KeyTooLarge => ResourceError::invalid(
                 uri,
                 format!("{uri}: a row's primary key is too large to continue the listing after it"),

@@ -1,6 +1,7 @@
-//! The resources of the SQLite provider as the client sees them: databases, tables and
-//! views as collections, rows and schema documents as documents, and the default listing
-//! (the catalog of every database, never its rows).
+//! The SQLite provider's own resources: how a database is described, the default listing
+//! (the catalog of every database, never its rows) and a database read as its schema
+//! documents. Relations, rows and schema documents are built by the shared builders of
+//! [`crate::db::resources`].
 //!
 //! Invariant: every URI written here is built by the shared encoders of [`crate::db`], so
 //! it parses back to the resource it names.
@@ -13,87 +14,29 @@ use rsrc::{Listed, Page, ResourceError};
 use super::Database;
 use super::catalog::{Catalog, Relation};
 use super::conn::Budget;
-use super::ops::RowOut;
-use crate::db::{
-    COLLECTION_MIME_TYPE, CSV_MIME_TYPE, JSON_MIME_TYPE, KeyKind, KeyValue, PREFIX, RelationKind,
-    SCHEMA_SEGMENT, key_name, relation_uri, schema_json, schema_uri,
-};
+use crate::db::PREFIX;
+use crate::db::resources::{self, counted, schema_contents, schema_resource};
+
+/// How the rows of a relation without a key are ordered (see the module docs of
+/// [`super`]).
+const POSITION_ORDER: &str = "all columns";
 
 /// A database: a collection of its tables and views.
 pub(super) fn database_resource(db: &Database, cat: &Catalog) -> Resource {
     let (tables, views) = cat.counts();
-    Resource::new(db.uri.clone(), db.name.clone())
-        .with_description(format!(
-            "SQLite database: {tables} table{}, {views} view{}",
-            if tables == 1 { "" } else { "s" },
-            if views == 1 { "" } else { "s" }
-        ))
-        .with_mime_type(COLLECTION_MIME_TYPE)
-        .collection()
+    resources::database_resource(
+        &db.name,
+        format!(
+            "SQLite database: {}, {}",
+            counted(tables, "table"),
+            counted(views, "view")
+        ),
+    )
 }
 
 /// A table or view: a collection of its schema document and rows.
 pub(super) fn relation_resource(db: &str, rel: &Relation) -> Resource {
-    let info = &rel.info;
-    let addressed = match &info.key {
-        KeyKind::PrimaryKey(_) => format!("rows by primary key ({})", info.key_names().join(", ")),
-        KeyKind::RowId(name) => format!("no primary key: rows by {name}"),
-        KeyKind::Position => "rows by position when sorted by all columns".to_owned(),
-    };
-    let kind = match info.kind {
-        RelationKind::Table => "table",
-        RelationKind::View => "view",
-        RelationKind::Virtual | RelationKind::MaterializedView => info.kind.as_str(),
-    };
-    Resource::new(relation_uri(db, &[rel.name()]), rel.name())
-        .with_description(format!(
-            "{kind}, {} column{}; {addressed}",
-            info.columns.len(),
-            if info.columns.len() == 1 { "" } else { "s" }
-        ))
-        .with_mime_type(COLLECTION_MIME_TYPE)
-        .collection()
-}
-
-/// A relation's schema document (its size when known).
-pub(super) fn schema_resource(db: &str, rel: &Relation, size: Option<usize>) -> Resource {
-    let mut r = Resource::new(schema_uri(db, &[rel.name()]), SCHEMA_SEGMENT)
-        .with_title(format!("Schema of {}", rel.name()))
-        .with_mime_type(JSON_MIME_TYPE)
-        .document();
-    if let Some(size) = size {
-        r = r.with_size(size as u64);
-    }
-    r
-}
-
-/// A relation's schema document, with its content.
-pub(super) fn schema_contents(db: &str, rel: &Relation) -> ResourceContents {
-    let json = schema_json(db, &rel.info);
-    ResourceContents::text(schema_resource(db, rel, Some(json.len())), json)
-}
-
-/// A row's metadata for one of its formats.
-pub(super) fn row_resource(uri: String, key: &[KeyValue], mime: &str, size: usize) -> Resource {
-    Resource::new(uri, key_name(key))
-        .with_mime_type(mime)
-        .with_size(size as u64)
-        .document()
-}
-
-/// The entries of a read row: its JSON, then its CSV.
-pub(super) fn row_contents(uri: &str, row: RowOut) -> Vec<ResourceContents> {
-    let mut out = vec![ResourceContents::text(
-        row_resource(uri.to_owned(), &row.key, JSON_MIME_TYPE, row.json.len()),
-        row.json,
-    )];
-    if let Some(csv) = row.csv {
-        out.push(ResourceContents::text(
-            row_resource(uri.to_owned(), &row.key, CSV_MIME_TYPE, csv.len()),
-            csv,
-        ));
-    }
-    out
+    resources::relation_resource(db, &rel.info, POSITION_ORDER)
 }
 
 /// A position in the default listing: after database `db`'s entry (`stage` 0), after
@@ -173,7 +116,7 @@ pub(super) fn list_default(
                 }
                 _ => {
                     let rel = &cat.relations[i];
-                    (schema_resource(&db.name, rel, None), rel.name())
+                    (schema_resource(&db.name, &rel.info, None), rel.name())
                 }
             };
             resources.push(resource.into());
@@ -194,7 +137,7 @@ pub(super) fn schema_documents(db: &Database, cat: &Catalog, budget: u64) -> Vec
     let mut used = 0u64;
     let mut out = Vec::new();
     for rel in &cat.relations {
-        let entry = schema_contents(&db.name, rel);
+        let entry = schema_contents(&db.name, &rel.info);
         let size = entry.body.len() as u64;
         if used + size <= budget {
             used += size;

@@ -15,9 +15,8 @@ use super::catalog::Catalog;
 use super::conn::OpError;
 use super::resources::{database_resource, relation_resource};
 use super::{Database, ops};
-use crate::db::{
-    JSON_MIME_TYPE, KeyValue, decode_key_position, encode_key_position, key_name, row_uri,
-};
+use crate::db::resources::row_entry;
+use crate::db::{KeyValue, decode_key_position, encode_key_position};
 
 /// Most rows one search call examines, over every database.
 pub(super) const SCAN: usize = 50_000;
@@ -140,9 +139,7 @@ pub(super) fn within(
                 let mut last = None;
                 for key in keys {
                     found.examined += 1;
-                    let row = Resource::new(row_uri(&db.name, &path, &key), key_name(&key))
-                        .with_mime_type(JSON_MIME_TYPE)
-                        .document();
+                    let row = row_entry(&db.name, &path, &key);
                     keep(row, &mut found.hits);
                     last = Some(key);
                     if found.hits.len() >= limit {

@@ -1,0 +1,350 @@
+//! The SQLite provider's answers: listings, metadata, reads, completion, search and
+//! subscriptions, each run on the database's connections on a blocking thread.
+//!
+//! Invariant: every answer about a relation or a row comes from the catalog and the
+//! statements of one read transaction (see [`super::database`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rsrc::protocol::{
+    Completion, Resource, ResourceCapabilities, ResourceContents, ResourceTemplate,
+};
+use rsrc::{
+    ChangeFeed, CompleteRequest, ListRequest, Page, Provider, ProviderCapabilities, ReadOutput,
+    RequestContext, ResourceError, SearchRequest, keyset,
+};
+
+use super::conn::{OpError, StopOnDrop};
+use super::resources::{database_resource, list_default, relation_resource, schema_documents};
+use super::{SqliteProvider, ops, relation, search, watch};
+use crate::db::resources::{
+    RelationPosition, relation_page, row_contents, row_resource, schema_contents, schema_resource,
+};
+use crate::db::{JSON_MIME_TYPE, Target, database_uri, row_uri, schema_json};
+
+impl Provider for SqliteProvider {
+    fn templates(&self) -> Vec<ResourceTemplate> {
+        vec![
+            ResourceTemplate::new(Self::row_template(), "rows")
+                .with_title("Database rows")
+                .with_description(
+                    "One row of a table or view, as JSON (CSV as an alternative): {db} is the \
+                     database, {table} the table or view, {pk} the primary key (the rowid for \
+                     tables without one, the position for views; a composite key's values \
+                     joined by commas)",
+                )
+                .with_mime_type(JSON_MIME_TYPE)
+                .with_capabilities(ResourceCapabilities {
+                    list: Some(false),
+                    subscribe: None,
+                }),
+            ResourceTemplate::new(Self::schema_template(), "schemas")
+                .with_title("Table schemas")
+                .with_description("The columns, key and definition of a table or view, as JSON")
+                .with_mime_type(JSON_MIME_TYPE)
+                .with_capabilities(ResourceCapabilities {
+                    list: Some(false),
+                    subscribe: None,
+                }),
+        ]
+    }
+
+    fn capabilities(&self) -> ProviderCapabilities {
+        let watching = self.config.watch;
+        ProviderCapabilities::default()
+            .with_subscribe(watching)
+            .with_list_changed(watching)
+    }
+
+    fn attach(&self, feed: ChangeFeed) {
+        if !self.config.watch {
+            return;
+        }
+        for db in &self.dbs {
+            watch::start(
+                db,
+                &feed,
+                db.settings.poll_interval.max(Duration::from_millis(1)),
+            );
+        }
+    }
+
+    /// Databases, relations and rows by key (see [`search`]), resumable across calls.
+    async fn search(
+        &self,
+        _ctx: &RequestContext,
+        req: SearchRequest<'_>,
+    ) -> Result<Option<Page>, ResourceError> {
+        let (mut index, mut stage) = match req.after {
+            None => (0, search::Stage::Database),
+            Some(bytes) => search::decode(bytes).ok_or_else(|| ResourceError::bad_position(""))?,
+        };
+        let mut resources = Vec::new();
+        let mut examined = 0;
+        while let Some(db) = self.dbs.get(index) {
+            let words = req.words.to_vec();
+            let (want, scan) = (
+                req.limit.saturating_sub(resources.len()),
+                search::SCAN - examined,
+            );
+            let from = std::mem::replace(&mut stage, search::Stage::Database);
+            let found = self
+                .blocking_on(Arc::clone(db), &db.uri, move |db, c, cat| {
+                    search::within(db, c, cat, &words, from, want, scan)
+                })
+                .await?;
+            resources.extend(found.hits);
+            examined += found.examined;
+            let next = match found.next {
+                Some(within) => Some((index, within)),
+                None => {
+                    index += 1;
+                    let full = resources.len() >= req.limit || examined >= search::SCAN;
+                    (full && index < self.dbs.len()).then_some((index, search::Stage::Database))
+                }
+            };
+            if let Some((db, stage)) = next {
+                let position = search::encode(db, &stage).ok_or_else(|| {
+                    ResourceError::invalid(
+                        "",
+                        "a row's primary key is too large to continue the search after it",
+                    )
+                })?;
+                return Ok(Some(Page {
+                    resources,
+                    next: Some(position),
+                    cache: self.config.cache,
+                }));
+            }
+        }
+        Ok(Some(Page {
+            resources,
+            next: None,
+            cache: self.config.cache,
+        }))
+    }
+
+    async fn subscribe(&self, _ctx: &RequestContext, uri: &str) -> Result<(), ResourceError> {
+        let (_, db) = self.resolve(uri)?;
+        let owned = uri.to_owned();
+        let digest = self
+            .blocking_on(Arc::clone(&db), uri, move |db, c, cat| {
+                db.digest(c, cat, &owned)
+            })
+            .await?;
+        if digest == ops::MISSING {
+            return Err(ResourceError::not_found(uri));
+        }
+        db.subscribed.remember(uri, digest);
+        Ok(())
+    }
+
+    async fn list(
+        &self,
+        _ctx: &RequestContext,
+        req: ListRequest<'_>,
+    ) -> Result<Page, ResourceError> {
+        let limit = req.limit.max(1);
+        let Some(uri) = req.parent else {
+            let dbs = self.dbs.clone();
+            let after = req.after.map(<[u8]>::to_vec);
+            let cache = self.config.cache;
+            let budget = self.budget();
+            let _stop = StopOnDrop(Arc::clone(&budget));
+            return tokio::task::spawn_blocking(move || {
+                list_default(&dbs, &budget, after.as_deref(), limit, cache)
+            })
+            .await
+            .unwrap_or_else(|e| Err(ResourceError::internal(e)));
+        };
+        let (target, db) = self.resolve(uri)?;
+        let after = req.after.map(<[u8]>::to_vec);
+        let cache = self.config.cache;
+        let max = db.settings.max_row_bytes;
+        self.blocking_on(db, uri, move |db, c, cat| {
+            let page = match target {
+                Target::Database { .. } => {
+                    let after = after.as_deref().map(String::from_utf8_lossy);
+                    let rest = keyset::after(&cat.relations, after.as_deref(), |r| r.name());
+                    let page = keyset::page(rest, limit, |r| r.name().as_bytes().to_vec());
+                    Page {
+                        resources: page
+                            .items
+                            .iter()
+                            .map(|r| relation_resource(&db.name, r).into())
+                            .collect(),
+                        next: page.next,
+                        cache,
+                    }
+                }
+                Target::Relation { path, .. } => {
+                    let rel = relation(cat, &path)?;
+                    let from = RelationPosition::decode(after.as_deref())
+                        .ok_or_else(|| OpError::BadPosition)?;
+                    let rows = match from.rows_wanted(limit) {
+                        0 => (Vec::new(), true),
+                        want => ops::list_keys(c, rel, from.after_key(), want)?,
+                    };
+                    let schema = schema_resource(&db.name, &rel.info, None);
+                    relation_page(&db.name, &rel.info, &from, schema, (&rows.0, rows.1), cache)
+                        .ok_or(OpError::KeyTooLarge)?
+                }
+                Target::Schema { path, .. } => {
+                    relation(cat, &path)?;
+                    return Err(OpError::NotACollection);
+                }
+                Target::Row { path, key, .. } => {
+                    let rel = relation(cat, &path)?;
+                    if ops::read_row(c, rel, &key, max, false)?.is_none() {
+                        return Err(OpError::NotFound);
+                    }
+                    return Err(OpError::NotACollection);
+                }
+            };
+            Ok(page)
+        })
+        .await
+    }
+
+    async fn metadata(&self, _ctx: &RequestContext, uri: &str) -> Result<Resource, ResourceError> {
+        let (target, db) = self.resolve(uri)?;
+        let owned = uri.to_owned();
+        let max = db.settings.max_row_bytes;
+        self.blocking_on(db, uri, move |db, c, cat| {
+            Ok(match target {
+                Target::Database { .. } => database_resource(db, cat),
+                Target::Relation { path, .. } => relation_resource(&db.name, relation(cat, &path)?),
+                Target::Schema { path, .. } => {
+                    let rel = relation(cat, &path)?;
+                    let size = schema_json(&db.name, &rel.info).len();
+                    schema_resource(&db.name, &rel.info, Some(size))
+                }
+                Target::Row { path, key, .. } => {
+                    let rel = relation(cat, &path)?;
+                    let row = ops::read_row(c, rel, &key, max, false)?.ok_or(OpError::NotFound)?;
+                    row_resource(owned, &row.key, JSON_MIME_TYPE, row.json.len())
+                }
+            })
+        })
+        .await
+    }
+
+    async fn read(&self, _ctx: &RequestContext, uri: &str) -> Result<ReadOutput, ResourceError> {
+        let (target, db) = self.resolve(uri)?;
+        let owned = uri.to_owned();
+        let max = db.settings.max_row_bytes;
+        let csv = self.config.csv;
+        let budget = self.config.collection_budget;
+        let max_rows = self.config.collection_max_rows;
+        let contents = self
+            .blocking_on(db, uri, move |db, c, cat| {
+                Ok(match target {
+                    Target::Database { .. } => schema_documents(db, cat, budget),
+                    Target::Relation { path, .. } => {
+                        let rel = relation(cat, &path)?;
+                        let schema = schema_contents(&db.name, &rel.info);
+                        let mut used = 0u64;
+                        let mut out = Vec::new();
+                        if schema.body.len() as u64 <= budget {
+                            used = schema.body.len() as u64;
+                            out.push(schema);
+                        }
+                        let path = [rel.name()];
+                        for row in ops::first_rows(c, rel, max_rows, max)? {
+                            let size = row.json.len() as u64;
+                            if used + size > budget {
+                                continue;
+                            }
+                            used += size;
+                            let uri = row_uri(&db.name, &path, &row.key);
+                            out.push(ResourceContents::text(
+                                row_resource(uri, &row.key, JSON_MIME_TYPE, row.json.len()),
+                                row.json,
+                            ));
+                        }
+                        out
+                    }
+                    Target::Schema { path, .. } => {
+                        let rel = relation(cat, &path)?;
+                        let mut entry = schema_contents(&db.name, &rel.info);
+                        entry.resource.uri = owned;
+                        vec![entry]
+                    }
+                    Target::Row { path, key, .. } => {
+                        let rel = relation(cat, &path)?;
+                        let row =
+                            ops::read_row(c, rel, &key, max, csv)?.ok_or(OpError::NotFound)?;
+                        row_contents(&owned, &row.key, row.json, row.csv)
+                    }
+                })
+            })
+            .await?;
+        Ok(ReadOutput {
+            contents,
+            cache: self.config.cache,
+        })
+    }
+
+    async fn complete(
+        &self,
+        _ctx: &RequestContext,
+        req: CompleteRequest<'_>,
+    ) -> Result<Completion, ResourceError> {
+        let row = Self::row_template();
+        let is_row = req.template == row;
+        if !is_row && req.template != Self::schema_template() {
+            return Ok(Completion::empty());
+        }
+        let db = req
+            .context
+            .get("db")
+            .and_then(|name| self.database(name))
+            .or_else(|| (self.dbs.len() == 1).then(|| &self.dbs[0]));
+        match req.argument {
+            "db" => Ok(Completion::from_matches(
+                self.dbs
+                    .iter()
+                    .map(|d| d.name.clone())
+                    .filter(|n| n.starts_with(req.value))
+                    .collect(),
+            )),
+            "table" => {
+                let Some(db) = db else {
+                    return Ok(Completion::empty());
+                };
+                let prefix = req.value.to_owned();
+                self.blocking_on(Arc::clone(db), &db.uri, move |_, _, cat| {
+                    Ok(Completion::from_matches(
+                        cat.relations
+                            .iter()
+                            .map(|r| r.name().to_owned())
+                            .filter(|n| n.starts_with(&prefix))
+                            .collect(),
+                    ))
+                })
+                .await
+            }
+            "pk" if is_row => {
+                let (Some(db), Some(table)) = (db, req.context.get("table")) else {
+                    return Ok(Completion::empty());
+                };
+                let table = table.clone();
+                let prefix = req.value.to_owned();
+                let scan = self.config.completion_scan;
+                let uri = database_uri(&db.name);
+                self.blocking_on(Arc::clone(db), &uri, move |_, c, cat| {
+                    match cat.get(&table) {
+                        Some(rel) => ops::complete_key(c, rel, &prefix, scan),
+                        None => Ok(Completion::empty()),
+                    }
+                })
+                .await
+            }
+            other => Err(ResourceError::invalid(
+                "",
+                format!("the template {} has no variable {other:?}", req.template),
+            )),
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! Completing a path in the served directories: the entries of the typed directory
+//! whose names start with the typed rest, directories ending with `/`.
+//!
+//! Invariant: completion sees exactly what listing sees (the same visibility rules), and
+//! considers at most 10,000 entries of one directory.
+
+use std::os::unix::ffi::OsStrExt;
+
+use rsrc::protocol::Completion;
+
+use super::walk::{self, Kind};
+use super::{PREFIX, ServedRoots};
+use crate::kit::rel_path::RelPath;
+
+impl ServedRoots {
+    pub(super) fn template_root(&self, template: &str) -> Option<usize> {
+        (0..self.roots.len()).find(|&i| self.template_for(i) == template)
+    }
+
+    pub(super) fn template_for(&self, root: usize) -> String {
+        if self.multi() {
+            format!("{}/{{+path}}", self.uri(root, &RelPath::root()))
+        } else {
+            format!("{PREFIX}{{+path}}")
+        }
+    }
+
+    /// Completes a path: the entries of the typed directory whose names start with the
+    /// typed rest; directories end with `/`.
+    pub(super) fn complete_path(&self, root: usize, value: &str) -> Completion {
+        let (dir_part, prefix) = value.rsplit_once('/').unwrap_or(("", value));
+        let Ok(dir) = RelPath::decode(dir_part) else {
+            return Completion::empty();
+        };
+        let Ok(md) = self.stat("", root, &dir) else {
+            return Completion::empty();
+        };
+        if !md.is_dir {
+            return Completion::empty();
+        }
+        // Bounded: at most 10,000 entries are considered.
+        let Ok(entries) = walk::next_entries(&self.scope(root), &dir, None, 10_000) else {
+            return Completion::empty();
+        };
+        let values = entries
+            .into_iter()
+            .filter(|e| e.name.as_bytes().starts_with(prefix.as_bytes()))
+            .filter_map(|e| {
+                let name = e.name.to_str()?;
+                let mut v = if dir_part.is_empty() {
+                    name.to_owned()
+                } else {
+                    format!("{dir_part}/{name}")
+                };
+                if e.kind == Kind::Dir {
+                    v.push('/');
+                }
+                Some(v)
+            })
+            .collect();
+        Completion::from_matches(values)
+    }
+}

@@ -1,0 +1,246 @@
+//! Listing the served directories: the recursive listing of every file (and searching
+//! it), a directory's direct children, the collection of roots, and warming the listing
+//! cache.
+//!
+//! Invariants:
+//! - Every listing is a keyset walk: the recursive one resumes after the last file's path
+//!   (in component-wise byte order, [`walk::files_after`]), a directory's after the last
+//!   child's name ([`rsrc::keyset`]), so pages stay correct while files come and go.
+//! - Memory per page is bounded by the page size, whatever the tree's size.
+//! - A search examines at most [`SEARCH_SCAN`] files per call and says where to go on.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+
+use rsrc::{Listed, Page, ResourceError, SearchRequest, keyset};
+
+use super::walk::{self, Info};
+use super::{ServedRoots, Target};
+use crate::kit::open::io_error;
+use crate::kit::rel_path::RelPath;
+
+/// Most files one search call examines.
+const SEARCH_SCAN: usize = 100_000;
+/// Files fetched per step of a search's walk.
+const SEARCH_BATCH: usize = 4096;
+
+/// The keyset position of the recursive listing: the root's index, then the path after
+/// which the walk goes on (empty: the start of that root).
+fn position(root: usize, path: &RelPath) -> Vec<u8> {
+    let mut v = u16::try_from(root)
+        .unwrap_or(u16::MAX)
+        .to_be_bytes()
+        .to_vec();
+    v.extend(path.to_position());
+    v
+}
+
+impl ServedRoots {
+    /// A file as the recursive listing shows it, encoded once per cached entry.
+    pub(super) fn listed(&self, root: usize, dir: &RelPath, e: &walk::Entry) -> Listed {
+        e.listed
+            .get_or_init(|| {
+                let path = dir.join(&e.name);
+                Listed::encoded(if self.config.modified_in_full_listing {
+                    self.resource(root, &path, &e.info)
+                } else {
+                    self.compact_resource(root, &path, &e.info)
+                })
+            })
+            .clone()
+    }
+
+    /// Where a walk of every file resumes: the root, and the path after which it goes on
+    /// (none: the start of that root).
+    fn walk_position(after: Option<&[u8]>) -> Result<(usize, Option<RelPath>), ResourceError> {
+        match after {
+            None => Ok((0, None)),
+            Some(bytes) if bytes.len() >= 2 => {
+                let root = usize::from(u16::from_be_bytes([bytes[0], bytes[1]]));
+                let pos = RelPath::from_position(&bytes[2..])
+                    .ok_or_else(|| ResourceError::bad_position(""))?;
+                // An empty path is "the start of this root".
+                Ok((root, Some(pos).filter(|p| !p.is_root())))
+            }
+            Some(_) => Err(ResourceError::bad_position("")),
+        }
+    }
+
+    /// The default listing: every exposed file of every root, in walk order.
+    pub(super) fn list_files(
+        &self,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Page, ResourceError> {
+        let (mut root, mut pos) = Self::walk_position(after)?;
+        let mut resources = Vec::with_capacity(limit.min(4096));
+        while root < self.roots.len() {
+            let want = limit - resources.len();
+            let (paths, more) =
+                walk::files_after(&self.scope(root), pos.as_ref(), want).map_err(|e| {
+                    ResourceError::internal(format!("listing {}: {e}", self.roots[root].name))
+                })?;
+            resources.extend(paths.iter().map(|(dir, e)| self.listed(root, dir, e)));
+            let last = paths.last().map(|(dir, e)| dir.join(&e.name));
+            if more || (resources.len() >= limit && root + 1 < self.roots.len()) {
+                let next = match last {
+                    Some(last) if more => position(root, &last),
+                    _ => position(root + 1, &RelPath::root()),
+                };
+                return Ok(Page {
+                    resources,
+                    next: Some(next),
+                    cache: self.config.cache,
+                });
+            }
+            root += 1;
+            pos = None;
+        }
+        Ok(Page {
+            resources,
+            next: None,
+            cache: self.config.cache,
+        })
+    }
+
+    /// The files whose path (from the root, with the root's name when several are
+    /// served) contains every word, in walk order, from the listing cache where it holds
+    /// them; at most `SEARCH_SCAN` files examined per call, the page then says where to go
+    /// on.
+    pub(super) fn search_files(&self, req: &SearchRequest<'_>) -> Result<Page, ResourceError> {
+        let (mut root, mut pos) = Self::walk_position(req.after)?;
+        let mut found = Vec::new();
+        let mut examined = 0usize;
+        let page = |found, next| Page {
+            resources: found,
+            next,
+            cache: self.config.cache,
+        };
+        while root < self.roots.len() {
+            let (paths, more) = walk::files_after(&self.scope(root), pos.as_ref(), SEARCH_BATCH)
+                .map_err(|e| {
+                    ResourceError::internal(format!("searching {}: {e}", self.roots[root].name))
+                })?;
+            examined += paths.len();
+            for (i, (dir, e)) in paths.iter().enumerate() {
+                let path = dir.join(&e.name);
+                let shown = path.to_path().to_string_lossy().into_owned();
+                let text = if self.multi() {
+                    format!("{}/{shown}", self.roots[root].name)
+                } else {
+                    shown
+                };
+                if !req.matches(&text) {
+                    continue;
+                }
+                found.push(self.listed(root, dir, e));
+                if found.len() >= req.limit {
+                    let next = if more || i + 1 < paths.len() {
+                        Some(position(root, &path))
+                    } else {
+                        (root + 1 < self.roots.len()).then(|| position(root + 1, &RelPath::root()))
+                    };
+                    return Ok(page(found, next));
+                }
+            }
+            match paths.last() {
+                Some((dir, e)) if more => {
+                    let last = dir.join(&e.name);
+                    if examined >= SEARCH_SCAN {
+                        return Ok(page(found, Some(position(root, &last))));
+                    }
+                    pos = Some(last);
+                }
+                _ => {
+                    root += 1;
+                    pos = None;
+                    if examined >= SEARCH_SCAN && root < self.roots.len() {
+                        return Ok(page(found, Some(position(root, &RelPath::root()))));
+                    }
+                }
+            }
+        }
+        Ok(page(found, None))
+    }
+
+    /// A directory's (or the roots collection's) direct children, keyset-paginated on
+    /// their names (on the roots' indexes).
+    pub(super) fn list_children(
+        &self,
+        uri: &str,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Page, ResourceError> {
+        let (root, dir) = match self.resolve(uri)? {
+            Target::Roots => {
+                let start = match after {
+                    None => 0,
+                    Some(&[hi, lo]) => usize::from(u16::from_be_bytes([hi, lo])) + 1,
+                    Some(_) => return Err(ResourceError::bad_position(uri)),
+                };
+                let page = keyset::page(start..self.roots.len(), limit, |&i| {
+                    u16::try_from(i).unwrap_or(u16::MAX).to_be_bytes().to_vec()
+                });
+                let resources = page
+                    .items
+                    .into_iter()
+                    .filter_map(|i| {
+                        let md = self.roots[i].dir.dir_metadata().ok()?;
+                        Some(self.resource(i, &RelPath::root(), &Info::from(&md)).into())
+                    })
+                    .collect();
+                return Ok(Page {
+                    resources,
+                    next: page.next,
+                    cache: self.config.cache,
+                });
+            }
+            Target::Path(root, rel) => (root, rel),
+        };
+        let md = self.stat(uri, root, &dir)?;
+        if !md.is_dir {
+            return Err(ResourceError::not_a_collection(uri));
+        }
+        let after_name = after.map(OsStr::from_bytes);
+        // The directory's entries are read sorted and already after the position: the
+        // page is the first `limit` of `limit + 1`.
+        let entries = walk::next_entries(&self.scope(root), &dir, after_name, limit.max(1) + 1)
+            .map_err(|e| io_error(uri, &e))?;
+        let page = keyset::page(entries, limit, |e| e.name.as_bytes().to_vec());
+        let resources = page
+            .items
+            .iter()
+            .map(|e| self.resource(root, &dir.join(&e.name), &e.info).into())
+            .collect();
+        Ok(Page {
+            resources,
+            next: page.next,
+            cache: self.config.cache,
+        })
+    }
+
+    /// Fills the listing cache ahead of the first listing, up to its budget (run on a
+    /// thread of its own when the provider starts).
+    pub(super) fn warm(&self) {
+        let budget = self.config.listing_cache_entries;
+        let mut warmed = 0;
+        for root in 0..self.roots.len() {
+            let mut after: Option<RelPath> = None;
+            while warmed < budget {
+                let Ok((files, more)) = walk::files_after(&self.scope(root), after.as_ref(), 1000)
+                else {
+                    break;
+                };
+                for (dir, e) in &files {
+                    self.listed(root, dir, e);
+                }
+                warmed += files.len();
+                match files.last() {
+                    Some((dir, e)) if more => after = Some(dir.join(&e.name)),
+                    _ => break,
+                }
+            }
+        }
+        tracing::debug!(files = warmed, "listing cache warmed");
+    }
+}

@@ -1,0 +1,119 @@
+//! What a file's content is: text or binary, and its MIME type. Shared by the providers
+//! that serve files (`fs`, `git`, `skills`), so that the same bytes under the same name
+//! read the same whichever serves them.
+//!
+//! Invariants:
+//! - Text is valid UTF-8 without NUL bytes (the mark of binary data, as for git and grep)
+//!   that does not start with a binary format's magic number (a PDF can be pure ASCII);
+//!   anything else is binary, sent as a blob, never altered.
+//! - A type is never claimed against the content: text is never given a binary type
+//!   (`text/plain` instead), and binary content a `text/…` one.
+
+/// The MIME type from a file name alone (for listings); `None` for a name that is not
+/// UTF-8 or whose extension says nothing.
+pub(crate) fn mime_from_name(name: &[u8]) -> Option<String> {
+    let name = std::str::from_utf8(name).ok()?;
+    let ext = name.rsplit_once('.')?.1;
+    let guess = mime_guess::from_ext(ext).first()?;
+    Some(normalize(guess.essence_str()))
+}
+
+/// Types `mime_guess` spells differently from what hosts expect.
+fn normalize(mime: &str) -> String {
+    match mime {
+        "text/x-markdown" => "text/markdown".into(),
+        other => other.to_owned(),
+    }
+}
+
+/// What bytes are by their magic numbers: a binary format (`Some(mime)`), or nothing
+/// recognised.
+fn sniff_binary(bytes: &[u8]) -> Option<&'static str> {
+    let kind = infer::get(bytes)?;
+    (kind.matcher_type() != infer::MatcherType::Text && !kind.mime_type().starts_with("text/"))
+        .then(|| kind.mime_type())
+}
+
+/// The content as text, or back as bytes if it is not text (see the module docs).
+pub(crate) fn text_or_bytes(bytes: Vec<u8>) -> Result<String, Vec<u8>> {
+    let binary_format = sniff_binary(&bytes).is_some();
+    match String::from_utf8(bytes) {
+        Ok(text) if !binary_format && !text.as_bytes().contains(&0) => Ok(text),
+        Ok(text) => Err(text.into_bytes()),
+        Err(e) => Err(e.into_bytes()),
+    }
+}
+
+/// The MIME type of content named `name`: for text, the name's type unless that type
+/// claims binary content (then `text/plain`); for binary content, what its magic bytes
+/// say, else the name's type, else `application/octet-stream`.
+#[cfg(any(feature = "fs", feature = "git"))]
+pub(crate) fn mime_for(name: &[u8], bytes: &[u8], is_text: bool) -> String {
+    let by_name = mime_from_name(name);
+    if is_text {
+        return match by_name {
+            Some(m) if !looks_binary_type(&m) => m,
+            _ => "text/plain".into(),
+        };
+    }
+    if let Some(sniffed) = sniff_binary(bytes) {
+        return sniffed.to_owned();
+    }
+    match by_name {
+        Some(m) if !m.starts_with("text/") => m,
+        _ => "application/octet-stream".into(),
+    }
+}
+
+#[cfg(any(feature = "fs", feature = "git"))]
+fn looks_binary_type(mime: &str) -> bool {
+    mime.starts_with("image/") && mime != "image/svg+xml"
+        || mime.starts_with("audio/")
+        || mime.starts_with("video/")
+        || mime == "application/octet-stream"
+        || mime == "application/pdf"
+        || mime == "application/zip"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(any(feature = "fs", feature = "git"))]
+    #[test]
+    fn types_come_from_the_name_when_the_content_agrees() {
+        assert_eq!(mime_for(b"a.md", b"# x", true), "text/markdown");
+        assert_eq!(mime_for(b"a.rs", b"fn main() {}", true), "text/x-rust");
+        assert_eq!(mime_for(b"README", b"hello", true), "text/plain");
+        assert_eq!(mime_for(b"a.json", b"{}", true), "application/json");
+        // A .png that is really text is text.
+        assert_eq!(mime_for(b"fake.png", b"hello", true), "text/plain");
+    }
+
+    #[cfg(any(feature = "fs", feature = "git"))]
+    #[test]
+    fn binary_content_is_sniffed() {
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+        assert_eq!(mime_for(b"noext", png, false), "image/png");
+        assert_eq!(
+            mime_for(b"a.txt", &[0xff, 0xfe, 0], false),
+            "application/octet-stream"
+        );
+        assert_eq!(
+            mime_for(b"data.bin", &[1, 2, 3], false),
+            "application/octet-stream"
+        );
+    }
+
+    #[test]
+    fn text_is_utf8_without_nul_or_magic_number() {
+        assert_eq!(text_or_bytes(b"plain".to_vec()), Ok("plain".to_owned()));
+        assert!(text_or_bytes(b"a\0b".to_vec()).is_err());
+        assert!(text_or_bytes(vec![0xff, 0xfe]).is_err());
+        assert!(
+            text_or_bytes(b"%PDF-1.4\n".to_vec()).is_err(),
+            "a PDF is binary"
+        );
+        assert_eq!(mime_from_name(&[0xff, b'.', b'm', b'd']), None);
+    }
+}

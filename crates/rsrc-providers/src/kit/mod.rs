@@ -1,0 +1,37 @@
+//! The toolkit shared by the providers: each rule that more than one provider keeps is
+//! written here once, one file per rule, each compiled for the providers that use it.
+//!
+//! | piece | what it is | used by |
+//! |---|---|---|
+//! | [`refusal`] | the refusal that looks like not-found | all |
+//! | [`source_name`] | the rule for source names | `fs`, `sqlite`, `postgres`, `git` |
+//! | [`segment`] | URI segment encoding | all |
+//! | [`content`] | MIME and text detection | `fs`, `git`, `skills` |
+//! | [`rel_path`] | a path beneath a served directory, and its URI | `fs`, `skills` (Unix) |
+//! | [`open`] | opening and reading one file beneath a root handle | `fs`, `skills` (Unix) |
+//! | [`watch`] | the poll-and-digest watcher and its subscription table | `sqlite`, `postgres`, `git` |
+//!
+//! Two more shared pieces live beside their users: keyset paging over a sorted list is
+//! the engine's (`rsrc::keyset`, also used by `ResourceSet`), and the database resource
+//! builders are the database model's (`crate::db::resources`).
+//!
+//! Invariant: nothing here knows which provider calls it; a provider's own rules stay in
+//! its module.
+
+#[cfg(any(feature = "fs", feature = "git", feature = "skills"))]
+pub(crate) mod content;
+#[cfg(all(unix, any(feature = "fs", feature = "skills")))]
+pub(crate) mod open;
+pub(crate) mod refusal;
+#[cfg(all(unix, any(feature = "fs", feature = "skills")))]
+pub(crate) mod rel_path;
+pub(crate) mod segment;
+#[cfg(any(
+    feature = "fs",
+    feature = "sqlite",
+    feature = "postgres",
+    feature = "git"
+))]
+pub(crate) mod source_name;
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "git"))]
+pub(crate) mod watch;

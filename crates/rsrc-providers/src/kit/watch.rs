@@ -1,0 +1,378 @@
+//! One poll-and-digest watcher, shared by the SQLite, PostgreSQL and git providers: a
+//! cheap look at the whole source on a schedule (SQLite's `data_version`, PostgreSQL's
+//! snapshot horizon, git's references) and, when it moved, a digest of each subscribed
+//! URI compared with the one remembered, so that exactly the subscribers whose resource
+//! changed hear of it.
+//!
+//! A provider implements [`Source`] (how to look, what a move means beyond digests, how
+//! to digest one URI), keeps a [`Subscribed`] table (filled when a client subscribes) and
+//! calls [`start`]. The turn-taking among the instances of a deployment is
+//! [`crate::poll`]'s: one instance polls, the others look once when it finds a change,
+//! each telling its own subscribers.
+//!
+//! Invariants:
+//! - A look is cheap and runs every interval; subscribed URIs are digested only when the
+//!   look moved, and never while the table's lock is held.
+//! - At most the table's cap of subscribed URIs are digested per change and remembered;
+//!   the others are told to look again (an update without a digest): a change is never
+//!   lost, at worst told to a subscriber whose resource did not change.
+//! - A subscribed URI hears `updated` when its digest differs from the one remembered (at
+//!   subscription, or at the last change), or when none is remembered.
+//! - The watcher holds its source weakly and ends as soon as the source is dropped; a
+//!   look that fails is logged once until one succeeds again; a panic inside one poll (a
+//!   corrupt repository) is logged and the next poll goes on.
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use rsrc::ChangeFeed;
+use tokio::sync::Notify;
+
+use crate::poll::{Turn, Turns};
+
+/// The subscribed URIs of one source and the digest each had when last looked at: at
+/// most `cap` of them.
+#[derive(Debug)]
+pub(crate) struct Subscribed {
+    digests: Mutex<HashMap<String, u64>>,
+    cap: usize,
+    /// Told when the table (and so its source) is dropped, so that the watcher ends.
+    gone: Arc<Notify>,
+}
+
+impl Subscribed {
+    /// An empty table of at most `cap` URIs.
+    pub(crate) fn new(cap: usize) -> Subscribed {
+        Subscribed {
+            digests: Mutex::new(HashMap::new()),
+            cap,
+            gone: Arc::new(Notify::new()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, u64>> {
+        self.digests.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Remembers the digest of `uri`, just subscribed to, if the table has room (or
+    /// already holds it), so that its first change is told apart from no change.
+    pub(crate) fn remember(&self, uri: &str, digest: u64) {
+        let mut digests = self.lock();
+        if digests.len() < self.cap || digests.contains_key(uri) {
+            digests.insert(uri.to_owned(), digest);
+        }
+    }
+
+    /// Forgets the URIs no longer subscribed to; the digests of those still are.
+    fn keep_only(&self, subscribed: &[String]) -> HashMap<String, u64> {
+        let still: HashSet<&str> = subscribed.iter().map(String::as_str).collect();
+        let mut digests = self.lock();
+        digests.retain(|uri, _| still.contains(uri.as_str()));
+        digests.clone()
+    }
+
+    /// Stores digests just computed, within the cap.
+    fn store(&self, fresh: HashMap<String, u64>) {
+        let mut digests = self.lock();
+        for (uri, digest) in fresh {
+            if digests.len() < self.cap || digests.contains_key(&uri) {
+                digests.insert(uri, digest);
+            }
+        }
+    }
+}
+
+impl Drop for Subscribed {
+    fn drop(&mut self) {
+        self.gone.notify_one();
+    }
+}
+
+/// A source the watcher polls.
+pub(crate) trait Source: Send + Sync + 'static {
+    /// One look at the whole source; a different look means that something changed.
+    type Look: PartialEq + Send + Sync + 'static;
+    /// What the watcher keeps to look with (a connection of its own), if anything.
+    type Probe: Send + 'static;
+
+    /// The source's URI prefix: its URIs are the prefix itself and what continues it
+    /// after a `/`; also the name of its lease and signals among instances.
+    fn topic(&self) -> &str;
+
+    /// The table of subscribed URIs and their digests.
+    fn subscribed(&self) -> &Subscribed;
+
+    /// Looks at the whole source; the error says why it cannot be looked at.
+    fn look(
+        &self,
+        probe: &mut Self::Probe,
+    ) -> impl Future<Output = Result<Self::Look, String>> + Send;
+
+    /// The source moved from `before` to `now`: refresh what depends on it (a catalog)
+    /// and publish what no digest tells (the list changing).
+    fn moved(
+        &self,
+        probe: &mut Self::Probe,
+        before: &Self::Look,
+        now: &Self::Look,
+        feed: &ChangeFeed,
+    ) -> impl Future<Output = ()> + Send;
+
+    /// The digest of what `uri` names as of `now`; `None` for a URI that
+    /// [`moved`](Source::moved) already told of.
+    fn digest(
+        &self,
+        probe: &mut Self::Probe,
+        now: &Self::Look,
+        uri: &str,
+    ) -> impl Future<Output = Result<Option<u64>, String>> + Send;
+}
+
+/// Where a watcher runs.
+#[derive(Debug)]
+pub(crate) enum Runs {
+    /// On a thread of its own with this name: for sources whose looks and digests block.
+    #[cfg(any(feature = "sqlite", feature = "git"))]
+    Thread(String),
+    /// On the current tokio runtime; on a thread of its own with this name when there
+    /// is none (a provider built before any runtime, as `rsrc serve` does). Its
+    /// connections then live on that thread's runtime.
+    #[cfg(feature = "postgres")]
+    Task(String),
+}
+
+/// Starts watching `source`: it is looked at every `interval` (in turns with the other
+/// instances) with `probe`. `first` is the look to compare the first poll with; without
+/// one, the watcher looks first thing, lease or not, so that a signal later compares with
+/// something.
+pub(crate) fn start<S: Source>(
+    source: &Arc<S>,
+    feed: &ChangeFeed,
+    interval: Duration,
+    probe: S::Probe,
+    first: Option<S::Look>,
+    runs: Runs,
+) {
+    let turns = Turns::new(feed, source.topic());
+    let gone = Arc::clone(&source.subscribed().gone);
+    let watching = run(Arc::downgrade(source), turns, gone, interval, probe, first);
+    let name = match runs {
+        #[cfg(feature = "postgres")]
+        Runs::Task(name) => match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn(watching);
+                return;
+            }
+            Err(_) => name,
+        },
+        #[cfg(any(feature = "sqlite", feature = "git"))]
+        Runs::Thread(name) => name,
+    };
+    let started = std::thread::Builder::new().name(name).spawn(move || {
+        match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt.block_on(watching),
+            Err(e) => unwatched(&e),
+        }
+    });
+    if let Err(e) = started {
+        unwatched(&e);
+    }
+}
+
+fn unwatched(e: &std::io::Error) {
+    tracing::warn!(error = %e, "no change watcher: changes will not be notified");
+}
+
+async fn run<S: Source>(
+    source: Weak<S>,
+    turns: Turns,
+    gone: Arc<Notify>,
+    interval: Duration,
+    mut probe: S::Probe,
+    first: Option<S::Look>,
+) {
+    let mut last = match first {
+        Some(look) => Some(look),
+        None => {
+            let Some(s) = source.upgrade() else { return };
+            match Guarded(Box::pin(s.look(&mut probe))).await {
+                Ok(Ok(look)) => Some(look),
+                _ => None,
+            }
+        }
+    };
+    let mut failing = false;
+    loop {
+        let turn = tokio::select! {
+            turn = turns.wait_async(interval) => turn,
+            () = gone.notified() => return,
+        };
+        let Some(s) = source.upgrade() else { return };
+        let Some(turn) = turn else { continue };
+        let polled = Guarded(Box::pin(poll(&*s, &mut probe, &turns, turn, last.as_ref()))).await;
+        match polled {
+            Ok(Ok(now)) => {
+                failing = false;
+                last = Some(now);
+            }
+            Ok(Err(e)) => {
+                if !failing {
+                    tracing::warn!(source = %s.topic(), error = %e, "cannot look for changes");
+                }
+                failing = true;
+            }
+            Err(_) => tracing::warn!(source = %s.topic(), "looking for changes panicked"),
+        }
+    }
+}
+
+/// One look; if it moved since `last`, what changed is published and, on this
+/// instance's own turn, the other instances are told to look too.
+async fn poll<S: Source>(
+    s: &S,
+    probe: &mut S::Probe,
+    turns: &Turns,
+    turn: Turn,
+    last: Option<&S::Look>,
+) -> Result<S::Look, String> {
+    let now = s.look(probe).await?;
+    if let Some(before) = last
+        && *before != now
+    {
+        publish(s, probe, before, &now, turns.feed()).await;
+        turns.found_change(turn);
+    }
+    Ok(now)
+}
+
+/// Whether `uri` is one of the source `topic`'s: the topic itself, or what continues it
+/// after a `/` (`db://shop` is not `db://shopping`'s).
+fn belongs(topic: &str, uri: &str) -> bool {
+    uri.strip_prefix(topic)
+        .is_some_and(|rest| rest.is_empty() || topic.ends_with('/') || rest.starts_with('/'))
+}
+
+/// The source moved: publishes what it says, then updates each subscribed URI whose
+/// digest changed (see the module docs).
+async fn publish<S: Source>(
+    s: &S,
+    probe: &mut S::Probe,
+    before: &S::Look,
+    now: &S::Look,
+    feed: &ChangeFeed,
+) {
+    s.moved(probe, before, now, feed).await;
+    let topic = s.topic();
+    let subscribed: Vec<String> = feed
+        .subscribed(topic)
+        .into_iter()
+        .filter(|uri| belongs(topic, uri))
+        .collect();
+    let table = s.subscribed();
+    let known = table.keep_only(&subscribed);
+    let mut fresh = HashMap::with_capacity(subscribed.len().min(table.cap));
+    for (i, uri) in subscribed.iter().enumerate() {
+        if i >= table.cap {
+            feed.updated(uri);
+            continue;
+        }
+        match s.digest(probe, now, uri).await {
+            Ok(None) => {}
+            Ok(Some(digest)) => {
+                if known.get(uri) != Some(&digest) {
+                    feed.updated(uri);
+                }
+                fresh.insert(uri.clone(), digest);
+            }
+            Err(e) => {
+                tracing::debug!(%uri, error = %e, "digest failed; notifying");
+                feed.updated(uri);
+            }
+        }
+    }
+    table.store(fresh);
+}
+
+/// A future whose panic is caught and returned, so that a panic inside one poll ends
+/// that poll only.
+struct Guarded<F>(Pin<Box<F>>);
+
+impl<F: Future> Future for Guarded<F> {
+    type Output = std::thread::Result<F::Output>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = self.0.as_mut();
+        match catch_unwind(AssertUnwindSafe(|| inner.poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(out)) => Poll::Ready(Ok(out)),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_uri_belongs_to_its_source_only() {
+        assert!(belongs("db://shop", "db://shop"));
+        assert!(belongs("db://shop", "db://shop/t/1"));
+        assert!(!belongs("db://shop", "db://shopping/t"));
+        assert!(belongs("git:///", "git:///main/a.txt"));
+        assert!(belongs("git://r/", "git://r/main"));
+        assert!(!belongs("git://r/", "git://s/main"));
+    }
+
+    #[test]
+    fn the_table_keeps_at_most_its_cap_and_forgets_unsubscribed_uris() {
+        let table = Subscribed::new(2);
+        table.remember("a", 1);
+        table.remember("b", 2);
+        table.remember("c", 3);
+        assert_eq!(table.lock().len(), 2, "c is over the cap");
+        table.remember("a", 10);
+        assert_eq!(
+            table.lock().get("a"),
+            Some(&10),
+            "a known URI is updated at the cap"
+        );
+        let known = table.keep_only(&["b".to_owned(), "c".to_owned()]);
+        assert_eq!(known, HashMap::from([("b".to_owned(), 2)]));
+        table.store(HashMap::from([("c".to_owned(), 3), ("b".to_owned(), 4)]));
+        assert_eq!(
+            *table.lock(),
+            HashMap::from([("b".to_owned(), 4), ("c".to_owned(), 3)])
+        );
+    }
+
+    #[tokio::test]
+    async fn a_panic_inside_a_guarded_future_is_returned() {
+        let ok = Guarded(Box::pin(async { 7 })).await;
+        assert_eq!(ok.ok(), Some(7));
+        let panicked = Guarded(Box::pin(async {
+            tokio::task::yield_now().await;
+            panic!("corrupt object");
+        }))
+        .await;
+        assert!(panicked.is_err());
+    }
+
+    #[tokio::test]
+    async fn dropping_the_table_wakes_its_watcher() {
+        let table = Subscribed::new(1);
+        let gone = Arc::clone(&table.gone);
+        drop(table);
+        tokio::time::timeout(Duration::from_secs(5), gone.notified())
+            .await
+            .expect("woken");
+    }
+}
