@@ -433,10 +433,22 @@ async fn sessions_go_on_when_redis_restarts_empty_and_are_put_back_from_their_co
         .await
     );
 
+    // An instance that has never seen the session.
+    let (_sc, c) = instance(&redis, HttpConfig::default()).await;
     // Redis restarts without persistence: every key is gone.
     redis.restart();
     let exists = |k: &str| redis_cmd::<bool>(&redis, &["EXISTS", k]);
     assert!(!exists(&key(&sid)));
+    let pubsub = || {
+        let list: String = redis_cmd(&redis, &["CLIENT", "LIST", "TYPE", "pubsub"]);
+        list.lines().count()
+    };
+    assert!(
+        eventually(async || pubsub() == 3).await,
+        "every instance subscribed again"
+    );
+    let status = call(&mut at(c.addr, &sid), "ping", json!({})).await.status;
+    assert!(status == 503 || status == 200, "{status}");
     // The instances that know the session serve it on, and put it back.
     assert_eq!(
         call(&mut at(a.addr, &sid), "ping", json!({})).await.status,
@@ -449,8 +461,8 @@ async fn sessions_go_on_when_redis_restarts_empty_and_are_put_back_from_their_co
     );
     let members: Vec<String> = redis_cmd(&redis, &["SMEMBERS", &format!("{}:subs", key(&sid))]);
     assert_eq!(members, ["w:///a"], "with its subscription");
-    // An instance that never saw it loads it from there.
-    let (_sc, c) = instance(&redis, HttpConfig::default()).await;
+    // The instance that never saw it loads it from there; until it is back, that
+    // instance asks the client to retry rather than telling it the session is gone.
     let mut on_c = at(c.addr, &sid);
     assert_eq!(call(&mut on_c, "ping", json!({})).await.status, 200);
     // A's GET stream goes on, hearing changes seen elsewhere once the bus is back.

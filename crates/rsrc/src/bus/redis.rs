@@ -10,7 +10,7 @@
 //!   answers again the other instances are sent one `Resync("")` instead; receiving it,
 //!   an instance resynchronises its listeners *and* reloads its shared sessions, since a
 //!   session's announcement may have been among the lost.
-//! - The subscription is re-established with backoff (100 ms doubling to 5 s) whenever it
+//! - The subscription is re-established with backoff (100 ms doubling to 2 s) whenever it
 //!   ends; after each re-establishment (and after a first attempt that failed) this
 //!   instance's listeners are resynchronised ([`BusSink::lost`]) and its shared sessions
 //!   reloaded, as events may have passed while it was away. Every instance publishes a
@@ -117,6 +117,11 @@ struct Shared {
     leaving: AtomicBool,
     /// When this instance last heard its own heartbeat, in ms since `epoch`.
     echo_ms: AtomicU64,
+    /// When the subscription last came back after a failure, in ms since `epoch` (0:
+    /// never).
+    recovered_ms: AtomicU64,
+    /// The subscription is up.
+    subscribed: AtomicBool,
     epoch: Instant,
     /// Cancelled when the bus is dropped: its tasks end.
     closed: CancellationToken,
@@ -191,6 +196,16 @@ impl Shared {
     fn now_ms(&self) -> u64 {
         u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
+
+    /// Whether the subscription is down, or came back from a failure within
+    /// [`RECOVERY`]: Redis may have lost data that instances are putting back.
+    fn recovering(&self) -> bool {
+        let at = self.recovered_ms.load(Ordering::Acquire);
+        !self.subscribed.load(Ordering::Acquire)
+            || (at != 0
+                && self.now_ms().saturating_sub(at)
+                    < u64::try_from(RECOVERY.as_millis()).unwrap_or(u64::MAX))
+    }
 }
 
 /// An event on the wire.
@@ -217,7 +232,10 @@ const MAX_MESSAGE: usize = 64 * 1024;
 /// The longest URI prefix a resync replacing an oversized event carries.
 const MAX_PREFIX: usize = 1024;
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
-const MAX_BACKOFF: Duration = Duration::from_secs(5);
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+/// How long after the subscription came back from a failure a session missing from Redis
+/// may still be put back by an instance that has a copy (Redis may have restarted empty).
+const RECOVERY: Duration = Duration::from_secs(10);
 
 fn wire(from: &str, out: &Out) -> String {
     let mut w = Wire {
@@ -338,6 +356,8 @@ impl RedisBus {
             session_handlers: Mutex::new(Vec::new()),
             leaving: AtomicBool::new(false),
             echo_ms: AtomicU64::new(0),
+            recovered_ms: AtomicU64::new(0),
+            subscribed: AtomicBool::new(false),
             epoch: Instant::now(),
             closed: CancellationToken::new(),
         });
@@ -571,8 +591,10 @@ async fn subscribe(shared: Weak<Shared>, closed: CancellationToken) {
         };
         if missed {
             tracing::info!("subscribed to Redis again: listeners are told to look again");
+            s.recovered_ms.store(s.now_ms().max(1), Ordering::Release);
             sink.lost();
         }
+        s.subscribed.store(true, Ordering::Release);
         // Shared sessions changed before the subscription was up (even the first: a
         // session may have been created here meanwhile) are reloaded.
         s.sessions_changed(None);
@@ -634,6 +656,9 @@ async fn subscribe(shared: Weak<Shared>, closed: CancellationToken) {
                     }
                 }
             }
+        }
+        if let Some(s) = shared.upgrade() {
+            s.subscribed.store(false, Ordering::Release);
         }
         tracing::warn!("lost the Redis subscription; reconnecting");
     }

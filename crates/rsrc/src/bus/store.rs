@@ -260,4 +260,10 @@ pub trait SessionStore: Send + Sync + 'static {
     fn liveness_grace(&self) -> Duration {
         Duration::from_secs(3)
     }
+    /// Whether the store came back from an outage a moment ago: a session it says is
+    /// [`Lookup::Missing`] may be one it lost, which an instance with a copy is about to
+    /// put back (so a request for it should be retried rather than refused).
+    fn recovering(&self) -> bool {
+        false
+    }
 }

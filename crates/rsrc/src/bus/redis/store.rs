@@ -369,6 +369,10 @@ impl SessionStore for RedisSessions {
         self.shared.options.lease_ttl
     }
 
+    fn recovering(&self) -> bool {
+        self.shared.recovering()
+    }
+
     fn create<'a>(
         &'a self,
         id: &'a str,
@@ -892,7 +896,8 @@ async fn write_logs(
             }
         }
         let Some(s) = shared.upgrade() else { return };
-        // Ends kept for later go after everything queued so far.
+        // Ends tried again first (their streams have nothing after them), then what was
+        // queued, then the ends that did not fit in the queue once it is empty.
         let mut entries: Vec<Entry> = std::mem::take(&mut retry);
         entries.append(&mut batch);
         if rx.is_empty() {

@@ -397,9 +397,23 @@ impl Sessions {
             .len()
     }
 
+    /// The copy of session `id`, unless it has expired (it is ended then, even if the
+    /// periodic expiry has not come by yet: with a store, such a copy must not put back
+    /// a session that expired there).
     fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
         let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
         let s = map.get(id)?;
+        if !self.fresh(s) {
+            let stale = Arc::clone(s);
+            drop(map);
+            let mut map = self.map.write().unwrap_or_else(PoisonError::into_inner);
+            if map.get(id).is_some_and(|now| Arc::ptr_eq(now, &stale)) {
+                tracing::debug!(session = %id, "session expired");
+                map.remove(id);
+                stale.end();
+            }
+            return None;
+        }
         // Touched under the lock: expiry and eviction, which take it for writing, cannot
         // end a session between its lookup and its use being recorded.
         s.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
@@ -628,6 +642,10 @@ async fn session_of(
     }
     let record = match store.load(id, true).await {
         Ok(Lookup::Found(r)) if r.owner == owner_hex(owner) => r,
+        // Redis may have restarted empty: an instance with a copy is putting it back.
+        Ok(Lookup::Missing) if store.recovering() => {
+            return Err(store_unavailable("cannot load the session"));
+        }
         Ok(_) => return Err(unknown_session()),
         Err(e) => {
             tracing::warn!(error = %e, "cannot load a session from the store");
