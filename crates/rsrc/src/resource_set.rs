@@ -31,6 +31,7 @@ use crate::changes::ChangeFeed;
 use crate::context::RequestContext;
 use crate::declare::{Content, ContentKind, Options};
 use crate::error::ResourceError;
+use crate::keyset;
 use crate::provider::{
     BoxFuture, CompleteRequest, ListRequest, Listed, Page, Provider, ProviderCapabilities,
     ReadOutput,
@@ -300,9 +301,8 @@ impl ResourceSet {
 
     /// Entries after `after` (exclusive), in URI order.
     fn entries_after<'a>(&'a self, after: Option<&'a str>) -> impl Iterator<Item = &'a Entry> + 'a {
-        let lower = after.map_or(Bound::Unbounded, Bound::Excluded);
         self.entries
-            .range::<str, _>((lower, Bound::Unbounded))
+            .range::<str, _>(keyset::range(after))
             .map(|(_, e)| e)
     }
 
@@ -492,6 +492,8 @@ impl Provider for ResourceSet {
     ) -> Result<Page, ResourceError> {
         let after = position(req.after)?;
         let limit = req.limit.max(1);
+        // Each source gives at most `limit + 1` items after the position, in URI order:
+        // enough for the page and to tell whether more follow.
         let items: Vec<(String, Listed)> = match req.parent {
             None => {
                 let statics = self
@@ -511,9 +513,11 @@ impl Provider for ResourceSet {
             Some(parent) => match self.handler_children(ctx, parent).await? {
                 Some(mut children) => {
                     children.sort_by(|a, b| a.uri.cmp(&b.uri));
+                    let behind =
+                        children.len() - keyset::after(&children, after, |r| r.uri.as_str()).len();
                     children
                         .into_iter()
-                        .filter(|r| after.is_none_or(|a| r.uri.as_str() > a))
+                        .skip(behind)
                         .take(limit + 1)
                         .map(|r| (r.uri.clone(), Listed::from(r)))
                         .collect()
@@ -536,18 +540,10 @@ impl Provider for ResourceSet {
                 }
             },
         };
-        let (uris, listed): (Vec<String>, Vec<Listed>) = items.into_iter().take(limit + 1).unzip();
-        let (resources, next) = if listed.len() > limit {
-            (
-                listed.into_iter().take(limit).collect(),
-                Some(uris[limit - 1].clone().into_bytes()),
-            )
-        } else {
-            (listed, None)
-        };
+        let page = keyset::page(items, limit, |(uri, _)| uri.clone().into_bytes());
         Ok(Page {
-            resources,
-            next,
+            resources: page.items.into_iter().map(|(_, listed)| listed).collect(),
+            next: page.next,
             cache: self.cache,
         })
     }
