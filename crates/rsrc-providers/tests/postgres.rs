@@ -639,3 +639,70 @@ async fn search_finds_the_catalog_by_name_and_rows_by_key_across_bounded_calls()
     assert_eq!(search(&mut peer, "names").await, ["db://shop/app/names"]);
     assert!(search(&mut peer, "nothing-like-this").await.is_empty());
 }
+
+/// A statement stopped by its time limit looks on the wire exactly like SQLite's (see
+/// `a_pathological_view_is_stopped_by_the_time_limit` in `tests/sqlite_safety.rs`): code
+/// -32603, a message naming the time limit, `data.uri`; and the server goes on serving.
+#[tokio::test]
+async fn a_statement_stopped_by_its_time_limit_looks_like_sqlites() {
+    let Some(db) = database("CREATE VIEW public.forever AS SELECT 1 AS s FROM pg_sleep(30);").await
+    else {
+        return;
+    };
+    let config = PostgresConfig {
+        statement_timeout: Duration::from_millis(200),
+        ..PostgresConfig::default()
+    };
+    let provider = PostgresProvider::connect(Some("slow".into()), &db.url, config)
+        .await
+        .expect("the provider connects");
+    let server = common::server_at(&provider.prefix().to_owned(), provider, 1000);
+    let mut peer = common::peer_for(&server).await;
+    let uri = "db://slow/public/forever/1";
+    let started = std::time::Instant::now();
+    let resp = common::read(&mut peer, uri).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let expected = serde_json::json!({
+        "code": -32603,
+        "message": format!("{uri}: the query was stopped after the time limit of 200 ms"),
+        "data": {"uri": uri},
+    });
+    assert_eq!(resp["error"], expected, "{resp}");
+    #[cfg(feature = "sqlite")]
+    {
+        use rsrc_providers::db::sqlite::{SqliteConfig, SqliteProvider, SqliteSource};
+        let forever = "CREATE VIEW forever AS
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)
+            SELECT x FROM c WHERE x < 0;";
+        let config = SqliteConfig {
+            statement_timeout: Duration::from_millis(200),
+            ..SqliteConfig::default()
+        };
+        let sqlite =
+            SqliteProvider::new(vec![SqliteSource::script("slow", forever)], config).unwrap();
+        let sqlite_server = common::server_at(rsrc_providers::db::PREFIX, sqlite, 1000);
+        let mut sqlite_peer = common::peer_for(&sqlite_server).await;
+        let sqlite_uri = "db://slow/forever/1";
+        let sqlite_resp = common::read(&mut sqlite_peer, sqlite_uri).await;
+        let same = serde_json::to_string(&sqlite_resp["error"])
+            .unwrap()
+            .replace(sqlite_uri, uri);
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&same).unwrap(),
+            expected,
+            "SQLite said {sqlite_resp}"
+        );
+    }
+    // The server is still there.
+    let ok = peer
+        .request(
+            "resources/metadata",
+            serde_json::json!({"uri": "db://slow/public/forever"}),
+        )
+        .await;
+    assert_eq!(ok["result"]["resource"]["resourceType"], "collection");
+}
