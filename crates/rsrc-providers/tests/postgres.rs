@@ -656,7 +656,8 @@ async fn a_statement_stopped_by_its_time_limit_looks_like_sqlites() {
     let provider = PostgresProvider::connect(Some("slow".into()), &db.url, config)
         .await
         .expect("the provider connects");
-    let server = common::server_at(&provider.prefix().to_owned(), provider, 1000);
+    let prefix = provider.prefix().to_owned();
+    let server = common::server_at(&prefix, provider, 1000);
     let mut peer = common::peer_for(&server).await;
     let uri = "db://slow/public/forever/1";
     let started = std::time::Instant::now();
