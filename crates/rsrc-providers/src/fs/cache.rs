@@ -41,10 +41,13 @@ pub(crate) struct CachedDir {
     filled: Instant,
 }
 
+/// A directory: its root's index and its path in that root.
 type Key = (usize, RelPath);
 
+/// The cached directories, in the order they were cached (the oldest is evicted first),
+/// and how many entries they hold together.
 #[derive(Debug, Default)]
-struct Inner {
+struct Cached {
     map: HashMap<Key, Arc<CachedDir>>,
     order: VecDeque<Key>,
     total: usize,
@@ -53,7 +56,7 @@ struct Inner {
 /// Cached directory listings.
 #[derive(Debug)]
 pub(crate) struct DirCache {
-    inner: Mutex<Inner>,
+    cached: Mutex<Cached>,
     budget: usize,
     ttl: Duration,
 }
@@ -61,20 +64,20 @@ pub(crate) struct DirCache {
 impl DirCache {
     pub(crate) fn new(budget: usize, ttl: Duration) -> DirCache {
         DirCache {
-            inner: Mutex::new(Inner::default()),
+            cached: Mutex::new(Cached::default()),
             budget,
             ttl,
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, Cached> {
+        self.cached.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The cached listing of `dir`, if it is still current for `stamp`.
     pub(crate) fn get(&self, root: usize, dir: &RelPath, stamp: Stamp) -> Option<Arc<CachedDir>> {
-        let inner = self.lock();
-        let hit = inner.map.get(&(root, dir.clone()))?;
+        let cached = self.lock();
+        let hit = cached.map.get(&(root, dir.clone()))?;
         (hit.stamp == stamp && hit.filled.elapsed() < self.ttl).then(|| Arc::clone(hit))
     }
 
@@ -94,20 +97,20 @@ impl DirCache {
         if cached.entries.len() > self.budget {
             return cached;
         }
-        let mut inner = self.lock();
+        let mut stored = self.lock();
         let key = (root, dir.clone());
-        if let Some(old) = inner.map.insert(key.clone(), Arc::clone(&cached)) {
-            inner.total -= old.entries.len();
+        if let Some(old) = stored.map.insert(key.clone(), Arc::clone(&cached)) {
+            stored.total -= old.entries.len();
         } else {
-            inner.order.push_back(key);
+            stored.order.push_back(key);
         }
-        inner.total += cached.entries.len();
-        while inner.total > self.budget {
-            let Some(oldest) = inner.order.pop_front() else {
+        stored.total += cached.entries.len();
+        while stored.total > self.budget {
+            let Some(oldest) = stored.order.pop_front() else {
                 break;
             };
-            if let Some(old) = inner.map.remove(&oldest) {
-                inner.total -= old.entries.len();
+            if let Some(old) = stored.map.remove(&oldest) {
+                stored.total -= old.entries.len();
             }
         }
         cached
