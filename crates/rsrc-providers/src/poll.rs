@@ -89,7 +89,9 @@ impl Turns {
 
     /// Blocks the thread for `interval` or until a signal, in slices of at most `slice`
     /// after each of which `alive` is asked. `Err(())` once `alive` says no; `Ok(None)`
-    /// when it is not this instance's turn.
+    /// when it is not this instance's turn. (The skills scanner's; the other watchers
+    /// wait with [`Turns::wait_async`], `crate::kit::watch`.)
+    #[cfg_attr(not(feature = "skills"), allow(dead_code))]
     pub(crate) fn wait(
         &self,
         interval: Duration,
@@ -126,6 +128,10 @@ impl Turns {
 
     /// Waits (async) for `interval` or a signal; `None` when it is not this instance's
     /// turn.
+    #[cfg_attr(
+        not(any(feature = "sqlite", feature = "postgres", feature = "git")),
+        allow(dead_code)
+    )]
     pub(crate) async fn wait_async(&self, interval: Duration) -> Option<Turn> {
         let signalled = self.signalled.notify.notified();
         tokio::pin!(signalled);
