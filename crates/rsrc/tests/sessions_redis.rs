@@ -757,13 +757,14 @@ async fn a_session_deleted_elsewhere_is_not_recreated_by_a_save_and_its_busy_cop
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    // Idle sessions are looked at every second.
-    let config = HttpConfig {
+    // A checks the store only every few minutes (its saves are what is tested); B looks
+    // at its sessions every second.
+    let (_sa, a) = instance(&redis, HttpConfig::default()).await;
+    let quick = HttpConfig {
         session_idle: Duration::from_secs(4),
         ..HttpConfig::default()
     };
-    let (_sa, a) = instance(&redis, config.clone()).await;
-    let (_sb, b) = instance(&redis, config).await;
+    let (_sb, b) = instance(&redis, quick).await;
     let mut first = a.peer();
     first.initialize().await;
     let sid = first.session().unwrap().to_owned();
