@@ -86,7 +86,8 @@ pub enum Incoming {
 pub struct Prepared {
     id: RequestId,
     method: Box<str>,
-    call: Call,
+    /// Boxed: params with their `_meta` are a few hundred bytes, moved several times.
+    call: Box<Call>,
 }
 
 impl Prepared {
@@ -115,7 +116,7 @@ impl Prepared {
     /// or its params lack it or did not decode.
     pub fn name(&self) -> Option<&str> {
         let member = self.mirrored_member()?;
-        match (&self.call, member) {
+        match (&*self.call, member) {
             (Call::Read(p), _) => Some(&p.uri),
             (Call::Extension(p), _) => p.rest.get(member)?.as_str(),
             (Call::Unknown(peek) | Call::Invalid { peek, .. }, "uri") => peek.uri.as_deref(),
@@ -401,7 +402,7 @@ pub(super) fn prepare(server: &Server, bytes: &[u8]) -> Incoming {
 pub(super) fn prepare_message(server: &Server, message: Message<'_>) -> Incoming {
     match message {
         Message::Request(Request { id, method, params }) => Incoming::Request(Prepared {
-            call: Call::decode(server, &method, params),
+            call: Box::new(Call::decode(server, &method, params)),
             method: method.into_owned().into_boxed_str(),
             id,
         }),
@@ -451,6 +452,7 @@ pub(super) fn run(
     notifier: &Notifier,
 ) -> Outcome {
     let Prepared { id, method, call } = request;
+    let call = *call;
     let decision = gate::decide(session.place(), Asked::of(call.meta()), call.kind(&method));
     let version = match (&call, decision) {
         (Call::Invalid { error, .. }, decision) => {

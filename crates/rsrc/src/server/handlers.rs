@@ -201,7 +201,7 @@ pub(super) fn initialize(
         ));
     }
     tracing::debug!(requested = %p.protocol_version, %version, "initialized");
-    if publishes_list_changes(&srv) {
+    if publishes_list_changes(srv) {
         listener_of(srv, session).listen_to_lists();
     }
     Ok(InitializeResult {
@@ -470,7 +470,7 @@ async fn list_children(
     cursor: Option<&str>,
     limit: usize,
 ) -> Result<Listing, RequestError> {
-    let (index, mount) = mount_for(&srv, uri)?;
+    let (index, mount) = mount_for(srv, uri)?;
     let sealer = &srv.state.sealer;
     let after = match cursor {
         None => None,
