@@ -13,10 +13,13 @@ use super::{PREFIX, ServedRoots};
 use crate::kit::rel_path::RelPath;
 
 impl ServedRoots {
+    /// The root whose template is `template`, if any.
     pub(super) fn template_root(&self, template: &str) -> Option<usize> {
         (0..self.roots.len()).find(|&i| self.template_for(i) == template)
     }
 
+    /// The template of a root's files: `file:///{+path}`, or `file:///NAME/{+path}` when
+    /// several roots are served.
     pub(super) fn template_for(&self, root: usize) -> String {
         if self.multi() {
             format!("{}/{{+path}}", self.uri(root, &RelPath::root()))

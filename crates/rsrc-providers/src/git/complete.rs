@@ -13,6 +13,8 @@ use super::repo::{self, Node, Refs};
 use super::{ServedRepo, gix_error};
 
 impl ServedRepo {
+    /// Completes `argument` of the template: `ref` among the served refs' short names,
+    /// `path` at the ref of the context (`HEAD` without one).
     pub(super) fn complete(
         &self,
         repo: &gix::Repository,

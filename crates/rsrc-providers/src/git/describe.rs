@@ -17,6 +17,7 @@ use super::{META_KEY, SYMLINK_MIME_TYPE, ServedRepo, gix_error, rfc3339};
 use crate::kit::content::mime_from_name;
 
 impl ServedRepo {
+    /// `_meta["dev.rsrc/git"]`: the commit, the full ref name, the object and its mode.
     fn git_meta(
         &self,
         commit: &CommitInfo,
@@ -37,6 +38,7 @@ impl ServedRepo {
         meta
     }
 
+    /// The repository: the collection of its refs.
     pub(super) fn repo_resource(&self) -> Resource {
         Resource::new(self.prefix.clone(), self.name.clone())
             .with_description("A git repository: its branches and tags")
@@ -44,6 +46,7 @@ impl ServedRepo {
             .collection()
     }
 
+    /// A ref: the collection of its commit's tree.
     pub(super) fn ref_resource(&self, name: &RefName, at: &Resolved, with_meta: bool) -> Resource {
         let display = match name {
             RefName::Id(id) => id.to_string(),
@@ -109,6 +112,7 @@ impl ServedRepo {
         r
     }
 
+    /// The metadata of what `uri` names (`resources/metadata`).
     pub(super) fn metadata(
         &self,
         repo: &gix::Repository,

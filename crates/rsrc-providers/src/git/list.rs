@@ -54,6 +54,8 @@ impl ServedRepo {
         })
     }
 
+    /// The children of a ref or tree (the refs for the repository), keyset-paginated on
+    /// their names in bytewise order.
     pub(super) fn list_children(
         &self,
         repo: &gix::Repository,

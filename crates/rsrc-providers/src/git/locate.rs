@@ -38,10 +38,12 @@ pub(super) enum Located {
 }
 
 impl ServedRepo {
+    /// The template the provider declares: `{prefix}{ref}/{+path}`.
     pub(super) fn template(&self) -> String {
         format!("{}{{ref}}/{{+path}}", self.prefix)
     }
 
+    /// What `uri` names, or a refusal.
     fn target(&self, uri: &str) -> Result<Target, ResourceError> {
         let Some(rest) = uri.strip_prefix(self.prefix.as_str()) else {
             return Err(refused(uri, "not under this provider's prefix"));
@@ -49,6 +51,7 @@ impl ServedRepo {
         names::parse(rest, self.hash).map_err(|reason| refused(uri, &reason))
     }
 
+    /// The caching hint of what lives under `name`: what a commit id names never changes.
     pub(super) fn cache_for(&self, name: Option<&RefName>) -> Option<CacheHint> {
         match name {
             Some(RefName::Id(_)) => self.config.commit_cache.or(self.config.cache),
@@ -67,6 +70,7 @@ impl ServedRepo {
             .ok_or_else(|| refused(uri, "no such ref"))
     }
 
+    /// Where `uri` leads now: its ref resolved, and the tree or blob at its path.
     pub(super) fn locate(
         &self,
         repo: &gix::Repository,
