@@ -290,13 +290,17 @@ impl RequestError {
         }
     }
 
-    /// The HTTP status of a request refused with this error before it ran (SEP-2243: an
-    /// unknown method is 404, every other refusal 400). A request that ran answers 200,
-    /// whatever its result.
-    pub(crate) fn http_status(&self) -> u16 {
+    /// The HTTP status of a request refused with this error before it ran, on the
+    /// stateless 2026-07-28 path (`stateless`) or in a legacy session. SEP-2243: an
+    /// unknown method is 404, every other refusal 400. In a legacy session errors are
+    /// answered in a 200 response, except a request that belongs outside any session
+    /// (400). A request that ran answers 200, whatever its result.
+    pub(crate) fn http_status(&self, stateless: bool) -> u16 {
         match self {
-            RequestError::MethodNotFound(_) => 404,
-            _ => 400,
+            RequestError::MethodNotFound(_) if stateless => 404,
+            _ if stateless => 400,
+            RequestError::HeaderMismatch(_) => 400,
+            _ => 200,
         }
     }
 
@@ -364,10 +368,35 @@ mod tests {
     }
 
     #[test]
-    fn refusals_are_404_for_unknown_methods_and_400_otherwise() {
-        assert_eq!(RequestError::MethodNotFound("x".into()).http_status(), 404);
-        assert_eq!(RequestError::InvalidParams("x".into()).http_status(), 400);
-        assert_eq!(RequestError::HeaderMismatch("x".into()).http_status(), 400);
+    fn stateless_refusals_are_404_for_unknown_methods_and_400_otherwise() {
+        assert_eq!(
+            RequestError::MethodNotFound("x".into()).http_status(true),
+            404
+        );
+        assert_eq!(
+            RequestError::InvalidParams("x".into()).http_status(true),
+            400
+        );
+        assert_eq!(
+            RequestError::HeaderMismatch("x".into()).http_status(true),
+            400
+        );
+    }
+
+    #[test]
+    fn legacy_session_refusals_are_200_unless_the_request_belongs_outside_sessions() {
+        assert_eq!(
+            RequestError::MethodNotFound("x".into()).http_status(false),
+            200
+        );
+        assert_eq!(
+            RequestError::InvalidRequest("x".into()).http_status(false),
+            200
+        );
+        assert_eq!(
+            RequestError::HeaderMismatch("x".into()).http_status(false),
+            400
+        );
     }
 
     #[test]

@@ -13,7 +13,8 @@
 //!   [`Provider`]. Mount it on a [`Server`] by URI prefix.
 //! - Serve it with [`transport::serve_stdio`], [`transport::serve_stream`] or
 //!   [`transport::serve_in_memory`].
-//! - Talk to any MCP server with [`client::Client`].
+//! - Talk to any MCP server with `client::Client` (feature `client`; `http-client` adds
+//!   Streamable HTTP).
 //!
 //! Invariants kept across the crate: every input is bounded (line length, URI length,
 //! cursor size, page size, requests in flight, queued notifications); no input panics the

@@ -87,14 +87,14 @@ impl std::error::Error for RedisBusError {}
 /// A [`ChangeBus`] on Redis. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct RedisBus {
-    shared: Arc<Shared>,
+    shared: Arc<BusState>,
 }
 
 type LeaseState = Arc<Mutex<Option<Instant>>>;
 type WeakLease = Weak<Mutex<Option<Instant>>>;
 
 #[derive(Debug)]
-struct Shared {
+struct BusState {
     client: redis::Client,
     id: String,
     channel: String,
@@ -127,7 +127,7 @@ struct Shared {
     closed: CancellationToken,
 }
 
-impl Drop for Shared {
+impl Drop for BusState {
     fn drop(&mut self) {
         self.closed.cancel();
     }
@@ -168,7 +168,7 @@ enum Out {
     Beat,
 }
 
-impl Shared {
+impl BusState {
     /// Tells every session store of this bus that session `id` (all for `None`) changed.
     fn sessions_changed(&self, id: Option<&str>) {
         let live: Vec<Arc<SessionHandlers>> = {
@@ -336,7 +336,7 @@ impl RedisBus {
         let (queue, rx) = mpsc::channel(options.queue.max(1));
         let mut id = [0u8; 12];
         getrandom::fill(&mut id).map_err(|e| RedisBusError(format!("no randomness: {e}")))?;
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(BusState {
             client,
             // The process id first, so that an operator reading a lease can tell whose.
             id: format!(
@@ -465,7 +465,7 @@ impl ChangeBus for RedisBus {
     }
 }
 
-impl Shared {
+impl BusState {
     /// Queues `out` for the other instances; never blocks.
     fn send(&self, out: Out) {
         if self.queue.try_send(out).is_err() {
@@ -477,7 +477,7 @@ impl Shared {
 /// Drains the queue into the channel; after anything was dropped, sends one resync once
 /// Redis answers.
 async fn publish(
-    shared: Weak<Shared>,
+    shared: Weak<BusState>,
     mut rx: mpsc::Receiver<Out>,
     mut conn: Option<MultiplexedConnection>,
 ) {
@@ -554,7 +554,7 @@ fn echo_bound(options: &RedisBusOptions) -> Duration {
 
 /// Receives the other instances' events, re-subscribing whenever the subscription ends
 /// or goes silent; ends when the bus is dropped (`closed`).
-async fn subscribe(shared: Weak<Shared>, closed: CancellationToken) {
+async fn subscribe(shared: Weak<BusState>, closed: CancellationToken) {
     let mut wait = MIN_BACKOFF;
     // Nothing can have been missed before the first subscription, if it succeeds at once.
     let mut missed = false;
@@ -595,7 +595,7 @@ async fn subscribe(shared: Weak<Shared>, closed: CancellationToken) {
             sink.lost();
         }
         s.subscribed.store(true, Ordering::Release);
-        // Shared sessions changed before the subscription was up (even the first: a
+        // BusState sessions changed before the subscription was up (even the first: a
         // session may have been created here meanwhile) are reloaded.
         s.sessions_changed(None);
         missed = true;
@@ -677,7 +677,7 @@ const ACQUIRE: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then \
 
 /// Takes and renews leases, checks that Redis answers, and publishes the heartbeat: held
 /// leases every third of the TTL, free ones every tenth.
-async fn keep_leases(shared: Weak<Shared>, conn: MultiplexedConnection) {
+async fn keep_leases(shared: Weak<BusState>, conn: MultiplexedConnection) {
     let acquire = redis::Script::new(ACQUIRE);
     let release = redis::Script::new(RELEASE);
     let mut conn = Some(conn);

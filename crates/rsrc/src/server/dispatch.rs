@@ -174,15 +174,20 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    fn new(id: RequestId, e: &RequestError, version: Option<ProtocolVersion>) -> Self {
+    fn new(
+        session: &Session,
+        id: RequestId,
+        e: &RequestError,
+        version: Option<ProtocolVersion>,
+    ) -> Self {
         Refusal {
             reply: Reply::error(Some(id), e.to_error_object(version)),
-            status: e.http_status(),
+            status: e.http_status(session.is_stateless()),
         }
     }
 
-    /// The HTTP status of the refusal where Streamable HTTP names one (404 for a method
-    /// that does not exist, 400 otherwise).
+    /// The HTTP status of the refusal over Streamable HTTP (see
+    /// [`RequestError::http_status`]).
     pub fn http_status(&self) -> u16 {
         self.status
     }
@@ -457,9 +462,9 @@ pub(super) fn run(
     let version = match (&call, decision) {
         (Call::Invalid { error, .. }, decision) => {
             let (e, v) = gate::bad_params(decision, error.clone());
-            return Outcome::Refused(Refusal::new(id, &e, v));
+            return Outcome::Refused(Refusal::new(session, id, &e, v));
         }
-        (_, Decision::Refuse(e, v)) => return Outcome::Refused(Refusal::new(id, &e, v)),
+        (_, Decision::Refuse(e, v)) => return Outcome::Refused(Refusal::new(session, id, &e, v)),
         (_, Decision::Pong) => return Outcome::Answered(Reply::result(id, EmptyResult::default())),
         (_, Decision::Initialize) => {
             let Call::Initialize(p) = call else {
@@ -467,7 +472,9 @@ pub(super) fn run(
             };
             return match handlers::initialize(server, session, p) {
                 Ok(result) => Outcome::Answered(Reply::result(id, result)),
-                Err(e) => Outcome::Refused(Refusal::new(id, &e, session.negotiated_version())),
+                Err(e) => {
+                    Outcome::Refused(Refusal::new(session, id, &e, session.negotiated_version()))
+                }
             };
         }
         (_, Decision::Serve(v)) => v,
@@ -516,7 +523,7 @@ pub(super) fn run(
         Call::Initialize(_) | Call::Unknown(_) | Call::Invalid { .. } => {
             // The gate refuses these before: decided above.
             let e = RequestError::Internal(format!("{method} reached no handler"));
-            Outcome::Refused(Refusal::new(start.id, &e, Some(version)))
+            Outcome::Refused(Refusal::new(session, start.id, &e, Some(version)))
         }
     }
 }
@@ -552,7 +559,7 @@ impl Start<'_> {
             let e = RequestError::InvalidRequest(format!(
                 "a request with id {id} is already in flight"
             ));
-            return Outcome::Refused(Refusal::new(id, &e, Some(version)));
+            return Outcome::Refused(Refusal::new(session, id, &e, Some(version)));
         };
         let meta = params.meta();
         let (log_level, client_info) = if version.is_modern() {

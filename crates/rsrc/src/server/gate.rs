@@ -29,7 +29,6 @@ pub(crate) enum Place {
     /// A connection (stdio, in memory): both eras, the 2025 ones after `initialize`.
     Connection(Option<ProtocolVersion>),
     /// A legacy Streamable HTTP session: the 2025 revisions only.
-    #[allow(dead_code)] // Until the legacy HTTP path runs requests through `Server::run`.
     LegacySession(Option<ProtocolVersion>),
     /// A stateless request (a 2026-07-28 HTTP POST): only per-request revisions.
     Stateless,

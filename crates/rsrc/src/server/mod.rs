@@ -523,19 +523,6 @@ impl Server {
         self.handle_incoming(session, self.prepare(bytes), session.notifier())
     }
 
-    /// Like [`Server::handle`], for a message a transport already decoded with
-    /// [`jsonrpc::decode`](rsrc_protocol::jsonrpc::decode), whose request's notifications
-    /// go to `notifier`.
-    #[cfg(feature = "http")]
-    pub(crate) fn handle_decoded(
-        &self,
-        session: &Arc<Session>,
-        message: rsrc_protocol::jsonrpc::Message<'_>,
-        notifier: &Notifier,
-    ) -> Handled {
-        self.handle_incoming(session, dispatch::prepare_message(self, message), notifier)
-    }
-
     fn handle_incoming(
         &self,
         session: &Arc<Session>,

@@ -31,11 +31,23 @@ pub(crate) struct Negotiated {
     pub(crate) capabilities: Arc<ClientCapabilities>,
 }
 
+/// What carries a session's requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A connection (stdio, a socket, in memory): both eras.
+    Connection,
+    /// A legacy Streamable HTTP session.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    HttpSession,
+    /// One stateless request.
+    Stateless,
+}
+
 /// The state of one connection or legacy session.
 #[derive(Debug)]
 pub struct Session {
-    /// Serves only per-request (2026-07-28) requests: `initialize` does not exist here.
-    stateless: bool,
+    /// Where its requests arrive, for the gate.
+    kind: Kind,
     negotiated: OnceLock<Negotiated>,
     initialized: AtomicBool,
     log_level: Mutex<Option<LoggingLevel>>,
@@ -54,18 +66,25 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Session {
     /// A fresh session whose notifications go to `notifier`.
     pub fn new(notifier: Notifier) -> Self {
-        Session::build(notifier, false)
+        Session::build(notifier, Kind::Connection)
     }
 
     /// A session for one stateless request (a 2026-07-28 HTTP POST): every request must
     /// carry its revision in `_meta`, and the `initialize` handshake does not exist.
     pub fn stateless(notifier: Notifier) -> Self {
-        Session::build(notifier, true)
+        Session::build(notifier, Kind::Stateless)
     }
 
-    fn build(notifier: Notifier, stateless: bool) -> Self {
+    /// A legacy Streamable HTTP session: the 2025 revisions only (a 2026-07-28 request
+    /// travels with its own `MCP-Protocol-Version`, outside any session).
+    #[cfg(feature = "http")]
+    pub(crate) fn http(notifier: Notifier) -> Self {
+        Session::build(notifier, Kind::HttpSession)
+    }
+
+    fn build(notifier: Notifier, kind: Kind) -> Self {
         Session {
-            stateless,
+            kind,
             negotiated: OnceLock::new(),
             initialized: AtomicBool::new(false),
             log_level: Mutex::new(None),
@@ -96,16 +115,16 @@ impl Session {
 
     /// Whether this session serves only per-request (2026-07-28) requests.
     pub fn is_stateless(&self) -> bool {
-        self.stateless
+        self.kind == Kind::Stateless
     }
 
     /// Where the gate sees this session's requests arrive.
     pub(crate) fn place(&self) -> super::gate::Place {
         use super::gate::Place;
-        if self.stateless {
-            Place::Stateless
-        } else {
-            Place::Connection(self.negotiated_version())
+        match self.kind {
+            Kind::Connection => Place::Connection(self.negotiated_version()),
+            Kind::HttpSession => Place::LegacySession(self.negotiated_version()),
+            Kind::Stateless => Place::Stateless,
         }
     }
 

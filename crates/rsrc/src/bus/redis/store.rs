@@ -30,7 +30,7 @@ use redis::aio::MultiplexedConnection;
 use redis::{Script, Value};
 use tokio::sync::{Notify, mpsc};
 
-use super::{Out, SessionHandlers, Shared, connect};
+use super::{BusState, Out, SessionHandlers, connect};
 use crate::bus::RETAINED_STREAMS;
 use crate::bus::{
     Claim, Keep, Lookup, Revision, SessionChanged, SessionState, SessionStore, StoreError,
@@ -53,7 +53,7 @@ const MAX_PENDING_ENDS: usize = 1024;
 
 /// Sessions on the bus's Redis.
 pub(super) struct RedisSessions {
-    shared: Arc<Shared>,
+    shared: Arc<BusState>,
     idle: Duration,
     conn: Mutex<Option<MultiplexedConnection>>,
     logs: mpsc::Sender<Entry>,
@@ -263,7 +263,7 @@ fn key_ttl(idle: Duration) -> u64 {
 }
 
 impl RedisSessions {
-    pub(super) fn new(shared: Arc<Shared>, idle: Duration) -> Self {
+    pub(super) fn new(shared: Arc<BusState>, idle: Duration) -> Self {
         let (logs, rx) = mpsc::channel(LOG_QUEUE);
         let ends = Arc::new(PendingEnds::default());
         let handlers = Arc::new(SessionHandlers::default());
@@ -875,7 +875,7 @@ impl TailReader {
 /// ends, which are tried again; an instance refused stream 0 of a session (another holds
 /// it) has its copy reloaded.
 async fn write_logs(
-    shared: Weak<Shared>,
+    shared: Weak<BusState>,
     mut rx: mpsc::Receiver<Entry>,
     ttl: u64,
     pending: Arc<PendingEnds>,

@@ -38,7 +38,7 @@ use base64::Engine as _;
 use futures_util::StreamExt as _;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use rsrc_protocol::ProtocolVersion;
-use rsrc_protocol::jsonrpc::{self, ErrorCode, Message};
+use rsrc_protocol::jsonrpc::{self, ErrorCode};
 use rsrc_protocol::methods::{Initialize, Method as _};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -46,12 +46,12 @@ use tokio_util::sync::CancellationToken;
 use super::auth::Owner;
 use super::sse::{self, LogLimits, Mirror, StreamLog};
 use super::{
-    HeaderVersion, LAST_EVENT_ID, SESSION_ID, Settled, Shared, checks, era_of, error_response,
+    Endpoint, HeaderVersion, LAST_EVENT_ID, SESSION_ID, Settled, checks, era_of, error_response,
     rejection, reply_response, settle, sse_response, status_only,
 };
 use crate::bus::{Lookup, RETAINED_STREAMS, Revision, SessionState, SessionStore, StoredSession};
 use crate::context::Notifier;
-use crate::server::{Handled, Server, Session};
+use crate::server::{Incoming, Outcome, Prepared, Server, Session};
 use rsrc_protocol::Implementation;
 use rsrc_protocol::lifecycle::ClientCapabilities;
 
@@ -71,7 +71,7 @@ pub(super) struct Sessions {
     epoch: Instant,
     max: usize,
     idle: Duration,
-    /// Shared with the other instances, if the server's bus holds sessions.
+    /// Endpoint with the other instances, if the server's bus holds sessions.
     store: Option<Arc<dyn SessionStore>>,
     /// Sessions to reload, one at a time ([`reload`]); started with the first.
     reloads: OnceLock<mpsc::Sender<Option<String>>>,
@@ -174,7 +174,7 @@ impl HttpSession {
         // With a store, only the holder's copy of stream 0 takes notifications.
         standalone.mute(mirror.is_some());
         let engine =
-            Arc::new(Session::new(Notifier::sink(standalone.clone())).closing_with(stop.clone()));
+            Arc::new(Session::http(Notifier::sink(standalone.clone())).closing_with(stop.clone()));
         HttpSession {
             id,
             engine,
@@ -208,7 +208,7 @@ impl HttpSession {
     /// A copy of a session another instance created; `None` if the record is not one
     /// this server can read.
     fn restore(
-        sh: &Shared,
+        sh: &Endpoint,
         id: &str,
         record: &StoredSession,
         owner: Option<Owner>,
@@ -361,7 +361,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn log_limits(sh: &Shared) -> LogLimits {
+fn log_limits(sh: &Endpoint) -> LogLimits {
     LogLimits {
         max_events: sh.config.replay_events.max(1),
         max_bytes: sh.config.replay_bytes,
@@ -591,7 +591,7 @@ fn store_unavailable(what: &str) -> Response {
 /// instance has not seen yet is loaded from it, and a known one is checked against it
 /// now and then (DELETE and expiry elsewhere end it here too).
 async fn session_of(
-    sh: &Arc<Shared>,
+    sh: &Arc<Endpoint>,
     headers: &HeaderMap,
     owner: Option<Owner>,
 ) -> Result<Arc<HttpSession>, Response> {
@@ -693,7 +693,7 @@ fn merged(stored: &SessionState, saved: &SessionState, now: &SessionState) -> Se
 /// Brings this copy to a stored state of revision `rev`, unless it has a more recent one;
 /// changes made here and not recorded yet stay. Called with the copy's lock held.
 fn apply_state(
-    sh: &Shared,
+    sh: &Endpoint,
     s: &HttpSession,
     sync: &mut Synced,
     state: SessionState,
@@ -715,7 +715,7 @@ fn apply_state(
 /// Brings this instance's copy of a session to the stored record (unless the copy knows
 /// a more recent one), muting its stream 0 if another instance claimed it since this one
 /// did.
-fn apply_record(sh: &Shared, s: &HttpSession, record: StoredSession) {
+fn apply_record(sh: &Endpoint, s: &HttpSession, record: StoredSession) {
     let me = sh.sessions.store().map(|st| st.instance().to_owned());
     let mut sync = lock(&s.sync);
     if !apply_state(sh, s, &mut sync, record.state, record.rev) {
@@ -737,7 +737,7 @@ fn apply_record(sh: &Shared, s: &HttpSession, record: StoredSession) {
 /// Re-creates a session the store lost from this copy (or takes the copy another
 /// instance put back, if at least as recent). `Deleted` if it was deleted meanwhile: the
 /// copy has ended then.
-async fn restore(sh: &Shared, s: &HttpSession) -> Lookup<()> {
+async fn restore(sh: &Endpoint, s: &HttpSession) -> Lookup<()> {
     let Some(store) = sh.sessions.store() else {
         return Lookup::Found(());
     };
@@ -783,7 +783,7 @@ fn too_many_sessions() -> Response {
 /// Records what the last request changed in the session (initialized, log level,
 /// subscriptions) in the store, before the request is answered, so that the client's
 /// next request sees it wherever it lands.
-async fn persist(sh: &Shared, session: &HttpSession) {
+async fn persist(sh: &Endpoint, session: &HttpSession) {
     let Some(store) = sh.sessions.store() else {
         return;
     };
@@ -816,7 +816,7 @@ async fn persist(sh: &Shared, session: &HttpSession) {
 /// Another instance changed session `id` (all sessions for `None`): reload the copies
 /// this instance has. Reloads run one at a time, in the order asked; a copy never
 /// applies a record older than the one it has.
-pub(super) fn reload(sh: &Arc<Shared>, id: Option<&str>) {
+pub(super) fn reload(sh: &Arc<Endpoint>, id: Option<&str>) {
     if sh.sessions.store.is_none() || id.is_some_and(|id| sh.sessions.copies(Some(id)).is_empty()) {
         return;
     }
@@ -830,7 +830,7 @@ pub(super) fn reload(sh: &Arc<Shared>, id: Option<&str>) {
     }
 }
 
-async fn reloader(sh: Weak<Shared>, mut queue: mpsc::Receiver<Option<String>>) {
+async fn reloader(sh: Weak<Endpoint>, mut queue: mpsc::Receiver<Option<String>>) {
     while let Some(id) = queue.recv().await {
         let Some(sh) = sh.upgrade() else { return };
         let Some(store) = sh.sessions.store().cloned() else {
@@ -860,46 +860,35 @@ async fn reloader(sh: Weak<Shared>, mut queue: mpsc::Receiver<Option<String>>) {
 
 /// A POST of the 2025 revisions.
 pub(super) async fn post(
-    sh: &Arc<Shared>,
+    sh: &Arc<Endpoint>,
     headers: &HeaderMap,
     owner: Option<Owner>,
     body: &[u8],
 ) -> Response {
-    let message = match jsonrpc::decode(body) {
-        Ok(m) => m,
-        Err(e) => {
-            return error_response(StatusCode::BAD_REQUEST, e.id.as_ref(), &e.to_error_object());
+    let incoming = match sh.server.prepare(body) {
+        Incoming::Malformed(reply) => return reply_response(StatusCode::BAD_REQUEST, reply),
+        Incoming::Request(request) if request.method() == Initialize::NAME => {
+            return initialize(sh, request, owner).await;
         }
+        incoming => incoming,
     };
-    if let Message::Request(r) = &message
-        && r.method == Initialize::NAME
-    {
-        return initialize(sh, message, owner).await;
-    }
-    // A 2026-07-28 request (its `_meta` says so) is never served inside a legacy
-    // session, where it would escape the modern path's caps on streams and its
-    // cancellation: its header must say 2026-07-28, and then it needs no session.
-    if super::modern::speaks_modern(&message) {
-        return error_response(
-            StatusCode::BAD_REQUEST,
-            super::modern::request_id(&message),
-            &jsonrpc::ErrorObject::new(
-                ErrorCode::HEADER_MISMATCH,
-                "the request names revision 2026-07-28 in _meta: send it with \
-                 MCP-Protocol-Version: 2026-07-28, outside any session",
-            ),
-        );
-    }
     let session = match session_of(sh, headers, owner).await {
         Ok(s) => s,
         Err(refusal) => return refusal,
     };
-    if matches!(message, Message::Request(_))
-        && session.engine.in_flight() >= sh.config.max_in_flight
-    {
+    let request = match incoming {
+        Incoming::Request(request) => request,
+        Incoming::Notification(notice) => {
+            sh.server.notify(&session.engine, &notice);
+            persist(sh, &session).await;
+            return status_only(StatusCode::ACCEPTED);
+        }
+        Incoming::Response | Incoming::Malformed(_) => return status_only(StatusCode::ACCEPTED),
+    };
+    if session.engine.in_flight() >= sh.config.max_in_flight {
         let mut res = error_response(
             StatusCode::TOO_MANY_REQUESTS,
-            super::modern::request_id(&message),
+            Some(request.id()),
             &jsonrpc::ErrorObject::new(
                 ErrorCode::INVALID_REQUEST,
                 format!(
@@ -913,68 +902,69 @@ pub(super) async fn post(
         return res;
     }
     let (notifier, notes) = Notifier::channel(sh.config.notification_queue);
-    let handled = sh
-        .server
-        .handle_decoded(&session.engine, message, &notifier);
+    let outcome = sh.server.run(&session.engine, request, &notifier);
     drop(notifier);
-    match handled {
-        Handled::None => {
-            persist(sh, &session).await;
-            status_only(StatusCode::ACCEPTED)
+    let fut = match outcome {
+        // Refused before running (a 2026-07-28 request here, say): nothing changed.
+        Outcome::Refused(refusal) => {
+            let status =
+                StatusCode::from_u16(refusal.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
+            return reply_response(status, refusal.into_reply());
         }
-        Handled::Reply(reply) => {
+        Outcome::Answered(reply) => {
+            persist(sh, &session).await;
+            return reply_response(StatusCode::OK, reply);
+        }
+        Outcome::Running(fut) => fut,
+    };
+    match settle(fut, notes).await {
+        Settled::Json(Some(reply)) => {
             persist(sh, &session).await;
             reply_response(StatusCode::OK, reply)
         }
-        Handled::Pending(fut) => match settle(fut, notes).await {
-            Settled::Json(Some(reply)) => {
-                persist(sh, &session).await;
-                reply_response(StatusCode::OK, reply)
-            }
-            // Cancelled by the client: the stream ends without a response.
-            Settled::Json(None) => sse_response(futures_util::stream::empty()),
-            Settled::Stream(events) => {
-                let log = session.open_stream().await;
-                let Some(reader) = log.attach() else {
-                    return status_only(StatusCode::INTERNAL_SERVER_ERROR);
-                };
-                // The request runs to its end even if this connection drops: its events
-                // wait in the log for a `Last-Event-ID` resumption.
-                let writer = Arc::clone(&log);
-                let ended = session.ended.clone();
-                let (sh2, session2) = (Arc::clone(sh), Arc::clone(&session));
-                tokio::spawn(async move {
-                    let events = events.into_stream();
-                    tokio::pin!(events);
-                    loop {
-                        tokio::select! {
-                            biased;
-                            () = ended.cancelled() => break,
-                            m = events.next() => match m {
-                                Some(m) => writer.push_message(&m),
-                                None => break,
-                            },
-                        }
+        // Cancelled by the client: the stream ends without a response.
+        Settled::Json(None) => sse_response(futures_util::stream::empty()),
+        Settled::Stream(events) => {
+            let log = session.open_stream().await;
+            let Some(reader) = log.attach() else {
+                return status_only(StatusCode::INTERNAL_SERVER_ERROR);
+            };
+            // The request runs to its end even if this connection drops: its events wait
+            // in the log for a `Last-Event-ID` resumption.
+            let writer = Arc::clone(&log);
+            let ended = session.ended.clone();
+            let (sh2, session2) = (Arc::clone(sh), Arc::clone(&session));
+            tokio::spawn(async move {
+                let events = events.into_stream();
+                tokio::pin!(events);
+                loop {
+                    tokio::select! {
+                        biased;
+                        () = ended.cancelled() => break,
+                        m = events.next() => match m {
+                            Some(m) => writer.push_message(&m),
+                            None => break,
+                        },
                     }
-                    persist(&sh2, &session2).await;
-                    writer.close();
-                });
-                sse_response(sse::follow(
-                    reader,
-                    sse::Follow {
-                        after: 0,
-                        prime: session.primes(),
-                        keep_alive: sh.config.keep_alive,
-                        stop: session.ended.clone(),
-                        shutdown: None,
-                    },
-                ))
-            }
-        },
+                }
+                persist(&sh2, &session2).await;
+                writer.close();
+            });
+            sse_response(sse::follow(
+                reader,
+                sse::Follow {
+                    after: 0,
+                    prime: session.primes(),
+                    keep_alive: sh.config.keep_alive,
+                    stop: session.ended.clone(),
+                    shutdown: None,
+                },
+            ))
+        }
     }
 }
 
-async fn initialize(sh: &Arc<Shared>, message: Message<'_>, owner: Option<Owner>) -> Response {
+async fn initialize(sh: &Arc<Endpoint>, request: Prepared, owner: Option<Owner>) -> Response {
     let session = Arc::new(HttpSession::new(
         fresh_id(),
         &sh.stop,
@@ -982,17 +972,19 @@ async fn initialize(sh: &Arc<Shared>, message: Message<'_>, owner: Option<Owner>
         owner,
         sh.sessions.store(),
     ));
-    let Handled::Reply(reply) =
-        sh.server
-            .handle_decoded(&session.engine, message, &Notifier::discard())
-    else {
-        // `initialize` is always answered at once.
-        return status_only(StatusCode::INTERNAL_SERVER_ERROR);
-    };
-    if reply.error_object().is_some() {
+    let reply = match sh
+        .server
+        .run(&session.engine, request, &Notifier::discard())
+    {
+        Outcome::Answered(reply) => reply,
         // No session for a refused initialize.
-        return reply_response(StatusCode::OK, reply);
-    }
+        Outcome::Refused(refusal) => {
+            let status = StatusCode::from_u16(refusal.http_status()).unwrap_or(StatusCode::OK);
+            return reply_response(status, refusal.into_reply());
+        }
+        // `initialize` is always answered at once.
+        Outcome::Running(_) => return status_only(StatusCode::INTERNAL_SERVER_ERROR),
+    };
     let id = Arc::clone(&session.id);
     let record = session.record();
     let Some(session) = sh.sessions.insert(session) else {
@@ -1018,7 +1010,7 @@ async fn initialize(sh: &Arc<Shared>, message: Message<'_>, owner: Option<Owner>
 /// continues their numbering, and re-announces every subscription (notifications may
 /// have been lost with the previous holder, or the stored log has a hole). `false` if
 /// the session no longer exists.
-async fn hold(sh: &Shared, session: &HttpSession, after: Option<u64>) -> bool {
+async fn hold(sh: &Endpoint, session: &HttpSession, after: Option<u64>) -> bool {
     let Some(m) = &session.mirror else {
         return true;
     };
@@ -1101,7 +1093,7 @@ async fn hold(sh: &Shared, session: &HttpSession, after: Option<u64>) -> bool {
 /// A POST stream another instance writes (or wrote), followed from the store. `None` if
 /// the store does not know it, or lost some of its events (it cannot be resumed).
 async fn stored_stream(
-    sh: &Arc<Shared>,
+    sh: &Arc<Endpoint>,
     session: &Arc<HttpSession>,
     stream: u64,
     after: u64,
@@ -1182,7 +1174,7 @@ async fn stored_stream(
 }
 
 /// GET: the standalone stream, or the resumption of any stream of the session.
-pub(super) async fn get(sh: &Arc<Shared>, headers: &HeaderMap, owner: Option<Owner>) -> Response {
+pub(super) async fn get(sh: &Arc<Endpoint>, headers: &HeaderMap, owner: Option<Owner>) -> Response {
     if !checks::accepts(headers.get(http::header::ACCEPT), "text", "event-stream") {
         return rejection(
             StatusCode::NOT_ACCEPTABLE,
@@ -1277,12 +1269,12 @@ pub(super) async fn get(sh: &Arc<Shared>, headers: &HeaderMap, owner: Option<Own
             shutdown: (log.stream() == 0).then(|| sh.stop.clone()),
         },
     );
-    sse_response(super::holding(body, permit))
+    sse_response(super::with_permit(body, permit))
 }
 
 /// DELETE: ends the session, on every instance.
 pub(super) async fn delete(
-    sh: &Arc<Shared>,
+    sh: &Arc<Endpoint>,
     headers: &HeaderMap,
     owner: Option<Owner>,
 ) -> Response {

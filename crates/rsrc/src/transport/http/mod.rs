@@ -52,8 +52,8 @@ pub use auth::{AuthConfig, TokenVerifier};
 #[cfg(feature = "jwt")]
 pub use auth::{JwtError, JwtVerifier};
 use respond::{
-    Settled, error_response, holding, method_not_allowed, rejection, reply_response, settle,
-    sse_response, status_only, too_many_streams, unnumbered_sse,
+    Settled, error_response, method_not_allowed, rejection, reply_response, settle, sse_response,
+    status_only, too_many_streams, unnumbered_sse, with_permit,
 };
 
 /// `Mcp-Session-Id`.
@@ -153,11 +153,11 @@ impl Default for HttpConfig {
 /// and the legacy sessions behind it.
 #[derive(Clone, Debug)]
 pub struct HttpService {
-    shared: Arc<Shared>,
+    shared: Arc<Endpoint>,
 }
 
 #[derive(Debug)]
-struct Shared {
+struct Endpoint {
     server: Server,
     config: HttpConfig,
     hosts: checks::Allowlist,
@@ -190,7 +190,7 @@ impl HttpService {
             server.session_store(config.session_idle),
         );
         let service = HttpService {
-            shared: Arc::new(Shared {
+            shared: Arc::new(Endpoint {
                 server: server.clone(),
                 hosts: checks::Allowlist::new(hosts),
                 origins: checks::Allowlist::new(origins),
@@ -334,7 +334,7 @@ where
     Ok(())
 }
 
-async fn endpoint(State(sh): State<Arc<Shared>>, req: Request) -> Response {
+async fn endpoint(State(sh): State<Arc<Endpoint>>, req: Request) -> Response {
     let owner = match sh.screen(&req) {
         Ok(owner) => owner,
         Err(refusal) => return refusal,
@@ -353,7 +353,7 @@ async fn endpoint(State(sh): State<Arc<Shared>>, req: Request) -> Response {
     }
 }
 
-async fn metadata(State(sh): State<Arc<Shared>>, req: Request) -> Response {
+async fn metadata(State(sh): State<Arc<Endpoint>>, req: Request) -> Response {
     if let Err(refusal) = sh.check_host_origin(req.headers(), req.uri()) {
         return refusal;
     }
@@ -394,7 +394,7 @@ fn era_of(headers: &HeaderMap) -> HeaderVersion {
     }
 }
 
-impl Shared {
+impl Endpoint {
     /// The checks every request to the endpoint passes first; with authentication on,
     /// who made it.
     fn screen(&self, req: &Request) -> Result<Option<auth::Owner>, Response> {
@@ -563,10 +563,15 @@ pub fn fuzz_headers(data: &[u8]) {
         let _ = (hosts.allows(text), origins.allows(text));
     }
     let mut headers = HeaderMap::new();
-    headers.insert(PROTOCOL_VERSION, value);
+    headers.insert(PROTOCOL_VERSION, value.clone());
     let _ = era_of(&headers);
-    // The body side of the modern checks: any bytes as a message.
-    if let Ok(message) = jsonrpc::decode(data) {
-        let _ = modern::speaks_modern(&message);
+    // The modern checks: the same bytes as the mirrored headers and as a message.
+    headers.insert(modern::MCP_METHOD, value.clone());
+    headers.insert(modern::MCP_NAME, value);
+    static SERVER: std::sync::OnceLock<Option<Server>> = std::sync::OnceLock::new();
+    if let Some(server) = SERVER.get_or_init(|| Server::builder("fuzz", "0").build().ok())
+        && let crate::server::Incoming::Request(request) = server.prepare(data)
+    {
+        let _ = modern::check_headers(&headers, &request, ProtocolVersion::LATEST);
     }
 }

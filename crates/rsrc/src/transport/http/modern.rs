@@ -20,11 +20,11 @@ use axum::response::Response;
 use base64::Engine as _;
 use http::{HeaderMap, HeaderName, StatusCode};
 use rsrc_protocol::ProtocolVersion;
-use rsrc_protocol::jsonrpc::{self, ErrorCode, ErrorObject, Message, RequestId};
+use rsrc_protocol::jsonrpc::{ErrorCode, ErrorObject};
 use rsrc_protocol::methods::{Method as _, SubscriptionsListen};
 
 use super::{
-    Settled, Shared, error_response, reply_response, settle, sse_response, status_only,
+    Endpoint, Settled, error_response, reply_response, settle, sse_response, status_only,
     unnumbered_sse,
 };
 use crate::context::Notifier;
@@ -32,27 +32,6 @@ use crate::server::{Incoming, Outcome, Prepared, Session};
 
 pub(super) const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 pub(super) const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
-
-/// Whether a message carries a per-request revision in its `_meta`.
-// The legacy path's own check until it runs requests through `Server::run`.
-pub(super) fn speaks_modern(message: &Message<'_>) -> bool {
-    let Message::Request(req) = message else {
-        return false;
-    };
-    jsonrpc::decode_params::<rsrc_protocol::lifecycle::EmptyParams>(req.params)
-        .ok()
-        .and_then(|p| p.meta)
-        .and_then(|m| m.protocol_version)
-        .and_then(|v| v.parse::<ProtocolVersion>().ok())
-        .is_some_and(ProtocolVersion::is_modern)
-}
-
-pub(super) fn request_id<'m>(message: &'m Message<'_>) -> Option<&'m RequestId> {
-    match message {
-        Message::Request(r) => Some(&r.id),
-        _ => None,
-    }
-}
 
 /// A header's value, decoding the `=?base64?…?=` sentinel; `Err` for a value that is
 /// not visible ASCII or not valid base64 UTF-8.
@@ -84,7 +63,7 @@ fn header_text<'h>(
 
 /// The header checks of SEP-2243 for a request, against the typed request the engine
 /// will run; `Err` carries the `-32020` message.
-fn check_headers(
+pub(super) fn check_headers(
     headers: &HeaderMap,
     req: &Prepared,
     version: ProtocolVersion,
@@ -126,7 +105,7 @@ fn check_headers(
 
 /// A POST of revision `version`.
 pub(super) async fn post(
-    sh: &Arc<Shared>,
+    sh: &Arc<Endpoint>,
     headers: &HeaderMap,
     body: &[u8],
     version: ProtocolVersion,

@@ -181,7 +181,7 @@ pub(super) fn too_many_streams(id: Option<&RequestId>) -> Response {
 }
 
 /// `body`, holding `permit` for as long as it is being sent.
-pub(super) fn holding<S, T>(
+pub(super) fn with_permit<S, T>(
     body: S,
     permit: tokio::sync::OwnedSemaphorePermit,
 ) -> impl Stream<Item = T> + Send + 'static
@@ -224,7 +224,7 @@ pub(super) fn unnumbered_sse(
         },
     );
     match permit {
-        Some(permit) => sse_response(holding(body, permit)),
+        Some(permit) => sse_response(with_permit(body, permit)),
         None => sse_response(body),
     }
 }
