@@ -172,61 +172,74 @@ impl ResourceContents {
 }
 
 /// Appends `s` as a JSON string literal, escaped exactly as `serde_json` escapes it, but
-/// testing eight bytes at a time: runs with nothing to escape (nearly all of a text file)
-/// are copied whole.
+/// testing eight bytes at a time and jumping straight to the first byte that needs an
+/// escape: runs with nothing to escape (nearly all of a text file) are copied whole.
 fn write_json_str(out: &mut Vec<u8>, s: &str) {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    /// Whether some byte of `w` is below `n` (`n` ≤ 0x80); exact, as the classic
-    /// "has a zero byte" test it generalises.
-    const fn has_below(w: u64, n: u8) -> bool {
-        w.wrapping_sub(ONES * n as u64) & !w & HIGH != 0
+    /// The high bit of each byte of `w` below `n` (`n` ≤ 0x80). Only the lowest set bit
+    /// is exact (a borrow can mark bytes above it), which is the one used.
+    const fn below(w: u64, n: u8) -> u64 {
+        w.wrapping_sub(ONES * n as u64) & !w & HIGH
     }
-    const fn has_byte(w: u64, b: u8) -> bool {
-        has_below(w ^ (ONES * b as u64), 1)
+    /// The bytes of `w` (little-endian) that need an escape; the lowest is exact.
+    const fn special(w: u64) -> u64 {
+        below(w, 0x20) | below(w ^ (ONES * b'"' as u64), 1) | below(w ^ (ONES * b'\\' as u64), 1)
     }
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
+    // `bytes[clean..i]` needs no escape and is not copied yet.
     let mut clean = 0;
     let mut i = 0;
-    while i < bytes.len() {
-        if let Some(chunk) = bytes.get(i..i + 8) {
-            let w = u64::from_ne_bytes(chunk.try_into().unwrap_or([0; 8]));
-            if !has_below(w, 0x20) && !has_byte(w, b'"') && !has_byte(w, b'\\') {
-                i += 8;
-                continue;
-            }
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+        let m = special(w);
+        if m == 0 {
+            i += 8;
+            continue;
         }
-        let b = bytes[i];
-        let short: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            0x00..=0x1f => b"",
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
+        i += (m.trailing_zeros() / 8) as usize;
         out.extend_from_slice(&bytes[clean..i]);
-        if short.is_empty() {
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[usize::from(b >> 4)]);
-            out.push(HEX[usize::from(b & 0xf)]);
-        } else {
-            out.extend_from_slice(short);
-        }
+        escape(out, bytes[i]);
         i += 1;
         clean = i;
     }
+    for (j, &b) in bytes.iter().enumerate().skip(i) {
+        if b < 0x20 || b == b'"' || b == b'\\' {
+            out.extend_from_slice(&bytes[clean..j]);
+            escape(out, b);
+            clean = j + 1;
+        }
+    }
     out.extend_from_slice(&bytes[clean..]);
     out.push(b'"');
+}
+
+/// Appends the escape of `b`, a byte below 0x20, `"` or `\\`, as `serde_json` writes it.
+fn escape(out: &mut Vec<u8>, b: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let short: &[u8] = match b {
+        b'"' => b"\\\"",
+        b'\\' => b"\\\\",
+        b'\n' => b"\\n",
+        b'\r' => b"\\r",
+        b'\t' => b"\\t",
+        0x08 => b"\\b",
+        0x0c => b"\\f",
+        _ => {
+            out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0xf)],
+            ]);
+            return;
+        }
+    };
+    out.extend_from_slice(short);
 }
 
 /// A borrowed-or-owned string value.
@@ -350,6 +363,18 @@ mod tests {
                 let mut v = vec![b'a'; 17];
                 v[pos] = b;
                 cases.push(String::from_utf8(v).unwrap());
+            }
+        }
+        // Two bytes that need (or nearly need) an escape at every pair of positions, around
+        // multi-byte characters: a borrow in the word test must not hide or invent one.
+        let near = [
+            '"', '\\', '\n', '\u{1}', '\u{1f}', ' ', '!', '#', '[', ']', 'é', '\u{7f}',
+        ];
+        for a in near {
+            for b in near {
+                for gap in 0..9 {
+                    cases.push(format!("xé{a}{}{b}yz世", "q".repeat(gap)));
+                }
             }
         }
         for case in cases {
