@@ -1,0 +1,315 @@
+//! A shared session's record in the [`SessionStore`]: what a copy knows of it, recording
+//! a request's changes before it is answered ([`persist`]), applying the changes other
+//! instances recorded ([`apply_record`], [`reload`]), and putting back a session the
+//! store lost ([`restore`]).
+//!
+//! Invariants:
+//! - A copy never applies a record older than the one it has; the changes it made and
+//!   did not record yet stay on top of any record it applies.
+//! - Reloads run one at a time, in the order asked; when too many wait, every copy is
+//!   reloaded instead.
+//! - A copy mutes its stream 0 only for a claim made after its own: a record loaded
+//!   before this instance claimed the stream says nothing about it. The decision is taken
+//!   under the copy's lock.
+//! - A session deleted elsewhere (a tombstone) ends the copy; one the store lost without
+//!   a tombstone is put back from a copy still in use.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+
+use rsrc_protocol::Implementation;
+use rsrc_protocol::ProtocolVersion;
+use rsrc_protocol::lifecycle::ClientCapabilities;
+use tokio::sync::mpsc;
+
+use super::session::{HttpSession, LOCAL_STREAMS, owner_hex};
+use super::{lock, log_limits};
+use crate::bus::{Lookup, Revision, SessionState, SessionStore, StoredSession};
+use crate::server::Server;
+use crate::transport::http::Endpoint;
+use crate::transport::http::auth::Owner;
+
+/// Session reloads waiting; beyond, every copy is reloaded.
+const RELOAD_QUEUE: usize = 1024;
+
+/// What a copy knows of the stored record.
+#[derive(Debug, Default)]
+pub(super) struct Synced {
+    /// The state last recorded in (or loaded from) the store.
+    pub(super) saved: SessionState,
+    /// Its revision: an older record is not applied.
+    pub(super) rev: u64,
+    /// The number of this instance's last claim of the GET stream (0: none).
+    pub(super) claimed: u64,
+    /// The highest claim number seen in a record naming another holder.
+    pub(super) others: u64,
+    /// The highest claim number seen.
+    pub(super) claims: u64,
+}
+
+impl HttpSession {
+    /// The record of this session for the store, once initialized.
+    pub(super) fn record(&self) -> Option<StoredSession> {
+        let n = self.engine.negotiated()?;
+        let client = serde_json::json!({
+            "clientInfo": n.client_info.as_deref(),
+            "capabilities": &*n.capabilities,
+        });
+        Some(StoredSession::new(
+            owner_hex(self.owner),
+            n.version.as_str().to_owned(),
+            client.to_string(),
+        ))
+    }
+
+    /// A copy of a session another instance created; `None` if the record is not one
+    /// this server can read.
+    pub(super) fn restore(
+        sh: &Endpoint,
+        id: &str,
+        record: &StoredSession,
+        owner: Option<Owner>,
+    ) -> Option<Self> {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Client {
+            client_info: Option<Implementation>,
+            #[serde(default)]
+            capabilities: ClientCapabilities,
+        }
+        let version = record.version.parse::<ProtocolVersion>().ok()?;
+        let client: Client = serde_json::from_str(&record.client).ok()?;
+        let session = HttpSession::new(
+            id.to_owned(),
+            &sh.stop,
+            log_limits(sh),
+            owner,
+            sh.sessions.store.as_ref(),
+        );
+        session
+            .engine
+            .negotiate(crate::server::Negotiated {
+                version,
+                client_info: client.client_info.map(Arc::new),
+                capabilities: Arc::new(client.capabilities),
+            })
+            .then_some(())?;
+        sh.server
+            .apply_session_state(&session.engine, &record.state);
+        {
+            let mut sync = lock(&session.sync);
+            sync.saved = record.state.clone();
+            sync.rev = record.rev;
+            sync.claims = record.claims;
+            if record
+                .holder
+                .as_deref()
+                .is_some_and(|h| Some(h) != sh.sessions.store().map(|st| st.instance()))
+            {
+                sync.others = record.claims;
+            }
+        }
+        Some(session)
+    }
+
+    /// This copy as a record, for re-creating a session the store lost: its state now,
+    /// and this instance as the holder if its stream 0 is not muted.
+    pub(super) fn full_record(&self, store: &dyn SessionStore) -> Option<StoredSession> {
+        let mut record = self.record()?;
+        record.state = Server::session_state(&self.engine);
+        let sync = lock(&self.sync);
+        record.rev = sync.rev;
+        record.claims = sync.claims.max(sync.claimed);
+        drop(sync);
+        record.holder = (!self.standalone.is_muted()).then(|| store.instance().to_owned());
+        record.streams = lock(&self.streams)
+            .iter()
+            .map(|s| s.stream())
+            .filter(|n| *n < LOCAL_STREAMS)
+            .max()
+            .unwrap_or(0);
+        Some(record)
+    }
+}
+
+/// `stored` with this copy's changes not recorded yet (from `saved` to `now`) on top.
+fn merged(stored: &SessionState, saved: &SessionState, now: &SessionState) -> SessionState {
+    let mut subscriptions: std::collections::BTreeSet<&String> =
+        stored.subscriptions.iter().collect();
+    for uri in &now.subscriptions {
+        if saved.subscriptions.binary_search(uri).is_err() {
+            subscriptions.insert(uri);
+        }
+    }
+    for uri in &saved.subscriptions {
+        if now.subscriptions.binary_search(uri).is_err() {
+            subscriptions.remove(uri);
+        }
+    }
+    SessionState {
+        initialized: stored.initialized || (now.initialized && !saved.initialized),
+        log_level: if now.log_level == saved.log_level {
+            stored.log_level.clone()
+        } else {
+            now.log_level.clone()
+        },
+        subscriptions: subscriptions.into_iter().cloned().collect(),
+    }
+}
+
+/// Brings this copy to a stored state of revision `rev`, unless it has a more recent one;
+/// changes made here and not recorded yet stay. Called with the copy's lock held.
+fn apply_state(
+    sh: &Endpoint,
+    s: &HttpSession,
+    sync: &mut Synced,
+    state: SessionState,
+    rev: u64,
+) -> bool {
+    if rev < sync.rev {
+        return false;
+    }
+    let now = Server::session_state(&s.engine);
+    let target = merged(&state, &sync.saved, &now);
+    if target != now {
+        sh.server.apply_session_state(&s.engine, &target);
+    }
+    sync.saved = state;
+    sync.rev = rev;
+    true
+}
+
+/// Brings this instance's copy of a session to the stored record (unless the copy knows
+/// a more recent one), muting its stream 0 if another instance claimed it since this one
+/// did.
+pub(super) fn apply_record(sh: &Endpoint, s: &HttpSession, record: StoredSession) {
+    let me = sh.sessions.store().map(|st| st.instance().to_owned());
+    let mut sync = lock(&s.sync);
+    if !apply_state(sh, s, &mut sync, record.state, record.rev) {
+        return;
+    }
+    sync.claims = sync.claims.max(record.claims);
+    let other = record.holder.is_some() && record.holder != me;
+    if other {
+        sync.others = sync.others.max(record.claims);
+    }
+    // A record loaded before this instance's own claim says nothing about it.
+    if other && record.claims > sync.claimed && !s.standalone.is_muted() {
+        // The client reads its GET stream from another instance now.
+        s.standalone.mute(true);
+        s.standalone.detach();
+    }
+}
+
+/// Re-creates a session the store lost from this copy (or takes the copy another
+/// instance put back, if at least as recent). `Deleted` if it was deleted meanwhile: the
+/// copy has ended then.
+pub(super) async fn restore(sh: &Endpoint, s: &HttpSession) -> Lookup<()> {
+    let Some(store) = sh.sessions.store() else {
+        return Lookup::Found(());
+    };
+    let Some(record) = s.full_record(store.as_ref()) else {
+        return Lookup::Found(());
+    };
+    let outcome = match store.restore(&s.id, &record).await {
+        Ok(Lookup::Found(())) => store.load(&s.id, false).await,
+        Ok(Lookup::Deleted) => Ok(Lookup::Deleted),
+        Ok(Lookup::Missing) => Ok(Lookup::Missing),
+        Err(e) => Err(e),
+    };
+    match outcome {
+        Ok(Lookup::Found(stored)) => {
+            apply_record(sh, s, stored);
+            Lookup::Found(())
+        }
+        Ok(Lookup::Deleted) => {
+            tracing::debug!(session = %s.id, "session ended on another instance");
+            sh.sessions.remove(&s.id);
+            Lookup::Deleted
+        }
+        // Lost again at once: this copy serves on, and is put back at the next check.
+        Ok(Lookup::Missing) => Lookup::Missing,
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot re-create a session in the store");
+            Lookup::Found(())
+        }
+    }
+}
+
+/// Records what the last request changed in the session (initialized, log level,
+/// subscriptions) in the store, before the request is answered, so that the client's
+/// next request sees it wherever it lands.
+pub(super) async fn persist(sh: &Endpoint, session: &HttpSession) {
+    let Some(store) = sh.sessions.store() else {
+        return;
+    };
+    let (before, now) = {
+        let sync = lock(&session.sync);
+        (sync.saved.clone(), Server::session_state(&session.engine))
+    };
+    if now == before {
+        return;
+    }
+    match store.save(&session.id, &before, &now).await {
+        Ok(Lookup::Found(Revision { state, rev, .. })) => {
+            let mut sync = lock(&session.sync);
+            apply_state(sh, session, &mut sync, state, rev);
+        }
+        Ok(Lookup::Deleted) => {
+            tracing::debug!(session = %session.id, "session ended on another instance");
+            sh.sessions.remove(&session.id);
+        }
+        // The store lost it: this copy, with the change, puts it back.
+        Ok(Lookup::Missing) => {
+            restore(sh, session).await;
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot record a session change in the store: other instances do not see it yet");
+        }
+    }
+}
+
+/// Another instance changed session `id` (all sessions for `None`): reload the copies
+/// this instance has. Reloads run one at a time, in the order asked; a copy never
+/// applies a record older than the one it has.
+pub(in crate::transport::http) fn reload(sh: &Arc<Endpoint>, id: Option<&str>) {
+    if sh.sessions.store.is_none() || id.is_some_and(|id| sh.sessions.copies(Some(id)).is_empty()) {
+        return;
+    }
+    let queue = sh.sessions.reloads.get_or_init(|| {
+        let (tx, rx) = mpsc::channel(RELOAD_QUEUE);
+        tokio::spawn(reloader(Arc::downgrade(sh), rx));
+        tx
+    });
+    if queue.try_send(id.map(str::to_owned)).is_err() {
+        sh.sessions.reload_all.store(true, Ordering::Release);
+    }
+}
+
+async fn reloader(sh: Weak<Endpoint>, mut queue: mpsc::Receiver<Option<String>>) {
+    while let Some(id) = queue.recv().await {
+        let Some(sh) = sh.upgrade() else { return };
+        let Some(store) = sh.sessions.store().cloned() else {
+            return;
+        };
+        let all = sh.sessions.reload_all.swap(false, Ordering::AcqRel);
+        for s in sh.sessions.copies(if all { None } else { id.as_deref() }) {
+            match store.load(&s.id, false).await {
+                Ok(Lookup::Found(record)) => apply_record(&sh, &s, record),
+                Ok(Lookup::Deleted) => {
+                    tracing::debug!(session = %s.id, "session ended on another instance");
+                    sh.sessions.remove(&s.id);
+                }
+                // Lost by the store (not deleted): a copy still in use puts it back.
+                Ok(Lookup::Missing) => {
+                    if sh.sessions.fresh(&s) {
+                        restore(&sh, &s).await;
+                    } else {
+                        sh.sessions.remove(&s.id);
+                    }
+                }
+                Err(e) => tracing::debug!(error = %e, "cannot reload a session"),
+            }
+        }
+    }
+}
