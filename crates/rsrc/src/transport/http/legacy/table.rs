@@ -30,7 +30,7 @@ pub(in crate::transport::http) struct Sessions {
     epoch: Instant,
     max: usize,
     idle: Duration,
-    /// Endpoint with the other instances, if the server's bus holds sessions.
+    /// Shared with the other instances, if the server's bus holds sessions.
     pub(super) store: Option<Arc<dyn SessionStore>>,
     /// Sessions to reload, one at a time ([`reload`]); started with the first.
     pub(super) reloads: OnceLock<mpsc::Sender<Option<String>>>,

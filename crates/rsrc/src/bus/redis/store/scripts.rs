@@ -1,0 +1,162 @@
+//! The Lua scripts of the session store: every change to a session's keys is one of
+//! them, so that nothing is left half-written.
+//!
+//! Invariants: a key a script creates gets its expiry in the same script; no script
+//! writes to a session whose record is missing, except [`RESTORE`], which puts back a
+//! lost one and never a deleted one (its tombstone is there); stream 0 is written only by
+//! the instance the record names as holder ([`LOG`]); every change of holder increments
+//! `claims`, so later claims are told from earlier ones.
+
+use redis::Script;
+
+/// The scripts, hashed once.
+pub(super) struct Scripts {
+    pub(super) touch: Script,
+    pub(super) save: Script,
+    pub(super) restore: Script,
+    pub(super) delete: Script,
+    pub(super) claim: Script,
+    pub(super) open: Script,
+}
+
+impl Scripts {
+    pub(super) fn new() -> Self {
+        Scripts {
+            touch: Script::new(TOUCH),
+            save: Script::new(SAVE),
+            restore: Script::new(RESTORE),
+            delete: Script::new(DELETE),
+            claim: Script::new(CLAIM),
+            open: Script::new(OPEN),
+        }
+    }
+}
+
+/// Restarts a session's expiry: 1 if it exists, 0 if deleted, -1 if missing.
+const TOUCH: &str = r"
+if redis.call('pexpire', KEYS[1], ARGV[1]) == 1 then
+  redis.call('pexpire', KEYS[2], ARGV[1])
+  redis.call('pexpire', KEYS[3], ARGV[1])
+  return 1
+end
+if redis.call('exists', KEYS[4]) == 1 then return 0 end
+return -1";
+
+/// Applies one request's changes; the merged state and its revision, or -1 (deleted),
+/// 0 (missing). ARGV: ttl, init ('1': became true), level changed ('1'), level, the
+/// number of subscriptions added, those, then those removed.
+const SAVE: &str = r"
+if redis.call('exists', KEYS[1]) == 0 then
+  if redis.call('exists', KEYS[3]) == 1 then return -1 end
+  return 0
+end
+if ARGV[2] == '1' then redis.call('hset', KEYS[1], 'init', '1') end
+if ARGV[3] == '1' then redis.call('hset', KEYS[1], 'level', ARGV[4]) end
+local n = tonumber(ARGV[5])
+for i = 6, 5 + n do redis.call('sadd', KEYS[2], ARGV[i]) end
+for i = 6 + n, #ARGV do redis.call('srem', KEYS[2], ARGV[i]) end
+local rev = redis.call('hincrby', KEYS[1], 'rev', 1)
+redis.call('pexpire', KEYS[1], ARGV[1])
+redis.call('pexpire', KEYS[2], ARGV[1])
+return {rev, redis.call('hget', KEYS[1], 'init') or '0',
+        redis.call('hget', KEYS[1], 'level') or '', redis.call('smembers', KEYS[2])}";
+
+/// Re-creates a lost session from a copy: -1 if deleted meanwhile, 1 if anything was
+/// written, 0 if a record at least as recent was there (taking its holder if it had
+/// none). ARGV: ttl, holder (this instance, or ''), owner, version, client, init,
+/// level, claims, rev, streams, subscriptions.
+const RESTORE: &str = r"
+if redis.call('exists', KEYS[3]) == 1 then return -1 end
+local exists = redis.call('exists', KEYS[1]) == 1
+local claims = tonumber(ARGV[8])
+local streams = tonumber(ARGV[10])
+if exists then
+  claims = math.max(claims, tonumber(redis.call('hget', KEYS[1], 'claims') or '0'))
+  streams = math.max(streams, tonumber(redis.call('hget', KEYS[1], 'streams') or '0'))
+  redis.call('hset', KEYS[1], 'streams', streams)
+  local holder = redis.call('hget', KEYS[1], 'holder') or ''
+  if tonumber(redis.call('hget', KEYS[1], 'rev') or '0') >= tonumber(ARGV[9]) then
+    if ARGV[2] ~= '' and holder == '' then
+      redis.call('hset', KEYS[1], 'holder', ARGV[2], 'claims', claims + 1)
+      return 1
+    end
+    return 0
+  end
+end
+local holder = ARGV[2]
+if holder ~= '' then
+  claims = claims + 1
+elseif exists then
+  holder = redis.call('hget', KEYS[1], 'holder') or ''
+end
+redis.call('hset', KEYS[1], 'owner', ARGV[3], 'version', ARGV[4], 'client', ARGV[5],
+  'init', ARGV[6], 'level', ARGV[7], 'holder', holder, 'claims', claims, 'rev', ARGV[9],
+  'streams', streams)
+redis.call('del', KEYS[2])
+for i = 11, #ARGV do redis.call('sadd', KEYS[2], ARGV[i]) end
+redis.call('pexpire', KEYS[1], ARGV[1])
+redis.call('pexpire', KEYS[2], ARGV[1])
+return 1";
+
+/// Deletes a session and its streams, leaving the tombstone.
+const DELETE: &str = r"
+local n = tonumber(redis.call('hget', KEYS[1], 'streams') or '0')
+redis.call('del', KEYS[1], KEYS[2], KEYS[1] .. ':s0')
+for i = math.max(1, n - tonumber(ARGV[1])), n do
+  redis.call('del', KEYS[1] .. ':s' .. i)
+end
+redis.call('set', KEYS[3], '1', 'PX', ARGV[2])
+return 1";
+
+/// Makes ARGV[1] the holder: {previous holder, top entry of stream 0, claim number},
+/// or -1 (deleted), 0 (missing).
+const CLAIM: &str = r"
+if redis.call('exists', KEYS[1]) == 0 then
+  if redis.call('exists', KEYS[3]) == 1 then return -1 end
+  return 0
+end
+local old = redis.call('hget', KEYS[1], 'holder') or ''
+redis.call('hset', KEYS[1], 'holder', ARGV[1])
+local number = redis.call('hincrby', KEYS[1], 'claims', 1)
+local last = redis.call('xrevrange', KEYS[2], '+', '-', 'COUNT', 1)
+local top = '0-0'
+if last[1] then top = last[1][1] end
+return {old, top, number}";
+
+/// Numbers a new POST stream written by ARGV[1], forgetting the oldest beyond ARGV[2].
+const OPEN: &str = r"
+if redis.call('exists', KEYS[1]) == 0 then return 0 end
+local n = redis.call('hincrby', KEYS[1], 'streams', 1)
+redis.call('hset', KEYS[1], 'w' .. n, ARGV[1])
+local old = n - tonumber(ARGV[2])
+if old > 0 then
+  redis.call('del', KEYS[1] .. ':s' .. old)
+  redis.call('hdel', KEYS[1], 'w' .. old)
+end
+return n";
+
+/// Writes one log entry: 1 written, 0 refused (stream 0 of a session another instance
+/// holds), -1 (the session does not exist), -2 (out of order). A stream-0 entry for a
+/// session nobody holds makes this instance its holder. ARGV: 'e' (event) or 'x' (end),
+/// seq, oldest kept, frame, ttl, this instance, '1' for stream 0.
+pub(super) const LOG: &str = r"
+if redis.call('exists', KEYS[1]) == 0 then return -1 end
+if ARGV[7] == '1' then
+  local h = redis.call('hget', KEYS[1], 'holder') or ''
+  if h == '' then
+    redis.call('hset', KEYS[1], 'holder', ARGV[6])
+    redis.call('hincrby', KEYS[1], 'claims', 1)
+  elseif h ~= ARGV[6] then
+    return 0
+  end
+end
+local r
+if ARGV[1] == 'e' then
+  r = redis.pcall('xadd', KEYS[2], 'MINID', '=', ARGV[3] .. '-0', ARGV[2] .. '-0',
+    'f', ARGV[4], 'o', ARGV[3])
+else
+  r = redis.pcall('xadd', KEYS[2], ARGV[2] .. '-1', 'end', '1')
+end
+if type(r) == 'table' and r.err then return -2 end
+redis.call('pexpire', KEYS[2], ARGV[5])
+return 1";

@@ -1,0 +1,146 @@
+//! The subscription to the bus's channel, and the heartbeat that proves it still
+//! delivers.
+//!
+//! Invariants:
+//! - The subscription is re-established with backoff whenever it ends, fails, goes
+//!   silent (this instance has not heard its own heartbeat within [`echo_bound`]) or a
+//!   round trip elsewhere failed. After each re-establishment, and after a first attempt
+//!   that failed, this instance's listeners are told to look again; each time it is up
+//!   (the first time too), this instance's shared sessions are reloaded.
+//! - This instance's own messages are never delivered to it; a `Resync("")` from another
+//!   instance also reloads the shared sessions.
+//! - The loop ends when the bus is dropped, or when the server it delivers to is gone.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use futures_util::StreamExt as _;
+use tokio_util::sync::CancellationToken;
+
+use super::wire::{Out, decode};
+use super::{BusState, MIN_BACKOFF, RedisBusOptions, backoff};
+use crate::bus::BusEvent;
+
+/// How often this instance publishes its heartbeat (with the lease renewals).
+pub(super) fn beat_every(options: &RedisBusOptions) -> Duration {
+    (options.lease_ttl / 3).max(Duration::from_millis(10))
+}
+
+/// How long the subscription may go without this instance hearing its own heartbeat
+/// before it is restarted: three beats and two round trips.
+fn echo_bound(options: &RedisBusOptions) -> Duration {
+    beat_every(options) * 3 + options.timeout * 2
+}
+
+/// Receives the other instances' events, re-subscribing whenever the subscription ends
+/// or goes silent; ends when the bus is dropped (`closed`).
+pub(super) async fn subscribe(shared: Weak<BusState>, closed: CancellationToken) {
+    let mut wait = MIN_BACKOFF;
+    // Nothing can have been missed before the first subscription, if it succeeds at once.
+    let mut missed = false;
+    let mut warned = false;
+    loop {
+        let Some(s) = shared.upgrade() else { return };
+        let attempt = async {
+            let mut pubsub = s.client.get_async_pubsub().await?;
+            pubsub.subscribe(&s.channel).await?;
+            redis::RedisResult::Ok(pubsub)
+        };
+        let attempt = tokio::select! {
+            () = closed.cancelled() => return,
+            r = tokio::time::timeout(s.options.timeout, attempt) => r,
+        };
+        let pubsub = match attempt {
+            Ok(Ok(p)) => p,
+            failed => {
+                if let (Ok(Err(e)), false) = (&failed, warned) {
+                    tracing::warn!(error = %e, "cannot subscribe to Redis; retrying");
+                    warned = true;
+                }
+                missed = true;
+                drop(s);
+                tokio::select! {
+                    () = closed.cancelled() => return,
+                    () = tokio::time::sleep(backoff(&mut wait)) => {}
+                }
+                continue;
+            }
+        };
+        let Some(sink) = s.sink.get().cloned() else {
+            return;
+        };
+        if missed {
+            tracing::info!("subscribed to Redis again: listeners are told to look again");
+            s.recovered_ms.store(s.now_ms().max(1), Ordering::Release);
+            sink.lost();
+        }
+        s.subscribed.store(true, Ordering::Release);
+        // Shared sessions changed before the subscription was up (even the first: a
+        // session may have been created here meanwhile) are reloaded.
+        s.sessions_changed(None);
+        missed = true;
+        warned = false;
+        wait = MIN_BACKOFF;
+        s.echo_ms.store(s.now_ms(), Ordering::Release);
+        let bound = u64::try_from(echo_bound(&s.options).as_millis()).unwrap_or(u64::MAX);
+        let mut watchdog = tokio::time::interval(beat_every(&s.options));
+        watchdog.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut messages = pubsub.into_on_message();
+        let breaker = Arc::clone(&s.broken);
+        let broken = breaker.notified();
+        tokio::pin!(broken);
+        let id = s.id.clone();
+        drop(s);
+        loop {
+            tokio::select! {
+                () = closed.cancelled() => return,
+                msg = messages.next() => {
+                    let Some(msg) = msg else { break };
+                    match decode(msg.get_payload_bytes()) {
+                        Some((from, Out::Beat)) => if from == id {
+                            match shared.upgrade() {
+                                Some(s) => s.echo_ms.store(s.now_ms(), Ordering::Release),
+                                None => return,
+                            }
+                        },
+                        Some((from, _)) if from == id => {}
+                        Some((_, Out::Event(event))) => {
+                            // Another instance lost events, perhaps session announcements
+                            // among them: its sessions are reloaded too.
+                            let everything = matches!(&event, BusEvent::Resync(p) if p.is_empty());
+                            if !sink.deliver(event) {
+                                // The server is gone.
+                                return;
+                            }
+                            if everything {
+                                match shared.upgrade() {
+                                    Some(s) => s.sessions_changed(None),
+                                    None => return,
+                                }
+                            }
+                        }
+                        Some((_, Out::Session(session))) => match shared.upgrade() {
+                            Some(s) => s.sessions_changed(Some(&session)),
+                            None => return,
+                        },
+                        None => tracing::debug!("skipped a message on the change channel that is not an event"),
+                    }
+                }
+                () = &mut broken => break,
+                _ = watchdog.tick() => {
+                    let Some(s) = shared.upgrade() else { return };
+                    let heard = s.echo_ms.load(Ordering::Acquire);
+                    if s.now_ms().saturating_sub(heard) > bound {
+                        tracing::warn!("the Redis subscription delivers nothing, not even this instance's heartbeat");
+                        break;
+                    }
+                }
+            }
+        }
+        if let Some(s) = shared.upgrade() {
+            s.subscribed.store(false, Ordering::Release);
+        }
+        tracing::warn!("lost the Redis subscription; reconnecting");
+    }
+}
