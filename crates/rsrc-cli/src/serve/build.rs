@@ -1,0 +1,293 @@
+//! Building the server from the effective configuration: the bus and cursor keys, one
+//! provider per kind of source, the tools bridge.
+//!
+//! Invariants: the server is built from the `Config` alone; a source's own settings win
+//! over the top level's; sources kept out of the tools are excluded by the URI their
+//! resources are under; a PostgreSQL database's name never shadows a SQLite one's (the
+//! longest mount prefix wins); passwords never appear in messages.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rsrc::bus::{RedisBus, RedisBusOptions};
+use rsrc::{Server, ServerConfig};
+use rsrc_providers::db::postgres::{PostgresConfig, PostgresProvider};
+use rsrc_providers::db::{self, sqlite};
+use rsrc_providers::fs::{self, FilterConfig, FsConfig, FsProvider, FsRoot};
+use rsrc_providers::git::{GitConfig, GitProvider};
+
+use super::read_secret;
+use crate::config::{Config, Dur, Location, Size};
+
+const INSTRUCTIONS: &str = "This server exposes resources. Use resources/list to browse, \
+resources/list with a collection's uri to list its children, resources/metadata for \
+metadata without content, and resources/read for content.";
+
+/// The SQLite provider's settings: the top level's (a database's own are on its
+/// source).
+fn sqlite_config(c: &Config) -> sqlite::SqliteConfig {
+    sqlite::SqliteConfig {
+        max_row_bytes: c.max_read.0,
+        statement_timeout: c.db_timeout.0,
+        collection_budget: c.collection_budget.0,
+        watch: c.watch,
+        poll_interval: c.db_poll.0,
+        ..sqlite::SqliteConfig::default()
+    }
+}
+
+/// Conversions (PDF text) run in a child process of this binary (`rsrc convert-worker`),
+/// under memory and CPU limits; without a path to this binary, there are none.
+fn conversions() -> FsConfig {
+    match std::env::current_exe() {
+        Ok(program) => FsConfig {
+            conversion: fs::Isolation::Process(fs::Worker::new(program, [CONVERT_WORKER])),
+            ..FsConfig::default()
+        },
+        Err(e) => {
+            tracing::warn!(error = %e, "this program's path is unknown: files are served without converted alternatives");
+            FsConfig {
+                converters: Vec::new(),
+                ..FsConfig::default()
+            }
+        }
+    }
+}
+
+/// The hidden subcommand that runs one conversion (see [`conversions`]).
+pub(crate) const CONVERT_WORKER: &str = "convert-worker";
+
+/// The URI under which a source's resources are, for `tools = false`.
+fn source_base(at: &Location, name: Option<&str>, several: bool) -> String {
+    let mut base = String::new();
+    match at {
+        Location::Directory(_) if several => base = fs::root_uri(name.unwrap_or_default()),
+        Location::Directory(_) => base.push_str(fs::PREFIX),
+        Location::Sqlite(_) => base = db::database_uri(name.unwrap_or_default()),
+        Location::Skills(_) => {
+            base.push_str(rsrc_providers::skills::PREFIX);
+            if let Some(name) = name {
+                base.push_str(name);
+                base.push('/');
+            }
+        }
+        // Their providers know their prefixes (see `build`).
+        Location::Postgres(_) | Location::Git(_) => {}
+    }
+    base
+}
+
+/// The keys in `path`, one per line (see `--cursor-key-file`), each hashed to 32 bytes.
+fn cursor_keys(path: &Path) -> Result<Vec<[u8; 32]>, String> {
+    use sha2::Digest as _;
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
+    let mut keys = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if line.len() < 32 {
+            return Err(format!(
+                "{shown}:{}: a cursor key needs at least 32 characters (e.g. `openssl rand -hex 32`)",
+                i + 1
+            ));
+        }
+        keys.push(sha2::Sha256::digest(line.as_bytes()).into());
+    }
+    if keys.is_empty() {
+        return Err(format!("{shown}: no cursor key in it"));
+    }
+    Ok(keys)
+}
+
+pub(super) fn build(
+    config: &Config,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<Server, Box<dyn std::error::Error>> {
+    let server_config = ServerConfig {
+        page_size: config.page_size as usize,
+        read_budget: config.read_budget.0,
+        ..ServerConfig::default()
+    };
+    let mut builder = Server::builder("rsrc", env!("CARGO_PKG_VERSION"))
+        .instructions(INSTRUCTIONS)
+        .config(server_config);
+    let cluster = &config.cluster;
+    if let Some(path) = &cluster.cursor_key_file {
+        builder = builder.cursor_keys(cursor_keys(path)?);
+    }
+    if let Some(url) = &cluster.bus {
+        let mut options = RedisBusOptions::default();
+        options.namespace.clone_from(&cluster.namespace);
+        let bus = runtime
+            .block_on(RedisBus::connect(url, options))
+            .map_err(|e| format!("--bus {}: {e}", redact(url)))?;
+        builder = builder.bus(bus);
+    }
+    if config.conformance_fixtures {
+        builder = crate::conformance::mount(builder);
+    }
+    let sources = config.resolved();
+    if sources.is_empty() {
+        if config.tools.enabled {
+            builder = builder.tools(rsrc::ToolsConfig {
+                max_text: config.tools.max_text,
+                ..rsrc::ToolsConfig::default()
+            });
+        }
+        builder = builder.mount(crate::sample::PREFIX, crate::sample::sample());
+        builder = builder.mount(db::PREFIX, crate::sample::database(&sqlite_config(config))?);
+        return Ok(builder.build()?);
+    }
+    let count = |kind: fn(&Location) -> bool| sources.iter().filter(|s| kind(&s.at)).count();
+    let several_dirs = count(|l| matches!(l, Location::Directory(_))) > 1;
+    let several_repos = count(|l| matches!(l, Location::Git(_))) > 1;
+    let mut dirs = Vec::new();
+    let mut databases = Vec::new();
+    let mut postgres = Vec::new();
+    let mut repos = Vec::new();
+    let mut skills = Vec::new();
+    // URI bases of the sources kept out of the tools.
+    let mut untooled = Vec::new();
+    for s in &sources {
+        let o = &s.options;
+        let size = |n: Option<Size>| n.unwrap_or(config.max_read).0;
+        let dur = |d: Option<Dur>, or: Dur| d.unwrap_or(or).0;
+        let base = source_base(&s.at, s.name.as_deref(), several_dirs);
+        let name = s.name.clone().unwrap_or_default();
+        match &s.at {
+            Location::Directory(path) => dirs.push(FsRoot {
+                name,
+                path: path.clone(),
+                filter: Some(FilterConfig {
+                    include_hidden: o.hidden.unwrap_or(config.hidden),
+                    respect_ignore_files: o.ignore_files.unwrap_or(config.ignore_files),
+                    include: o.include.clone().unwrap_or_default(),
+                    exclude: o.exclude.clone().unwrap_or_default(),
+                }),
+                max_read: Some(size(o.max_read)),
+            }),
+            Location::Sqlite(path) => databases.push(
+                sqlite::SqliteSource::named_file(name, path)
+                    .max_row_bytes(size(o.max_read))
+                    .statement_timeout(dur(o.db_timeout, config.db_timeout))
+                    .poll_interval(dur(o.db_poll, config.db_poll)),
+            ),
+            Location::Postgres(url) => postgres.push((s, url)),
+            Location::Git(path) => repos.push((s, path)),
+            Location::Skills(path) => skills.push((s.name.clone(), path.clone())),
+        }
+        if o.tools == Some(false) && !base.is_empty() {
+            untooled.push(base);
+        }
+    }
+    if !skills.is_empty() {
+        let skills_config = rsrc_providers::skills::SkillsConfig {
+            poll_interval: config.watch.then_some(Duration::from_secs(2)),
+            ..rsrc_providers::skills::SkillsConfig::default()
+        };
+        builder =
+            rsrc_providers::skills::SkillsProvider::new(skills, skills_config)?.install(builder);
+    }
+    if !postgres.is_empty() {
+        // Connected before the server runs: the pool replaces these connections on first
+        // use.
+        for (s, url) in postgres {
+            let o = &s.options;
+            let pg_config = PostgresConfig {
+                statement_timeout: o.db_timeout.unwrap_or(config.db_timeout).0,
+                collection_budget: usize::try_from(config.collection_budget.0)
+                    .unwrap_or(usize::MAX),
+                max_row_bytes: usize::try_from(o.max_read.unwrap_or(config.max_read).0)
+                    .unwrap_or(usize::MAX),
+                watch: config.watch,
+                poll_interval: o.db_poll.unwrap_or(config.db_poll).0,
+                password: match &o.password_file {
+                    Some(path) => {
+                        Some(String::from_utf8(read_secret(path)?).map_err(|_| {
+                            format!("{}: the password is not UTF-8", path.display())
+                        })?)
+                    }
+                    None => None,
+                },
+                ..PostgresConfig::default()
+            };
+            let provider = runtime
+                .block_on(PostgresProvider::connect(s.name.clone(), url, pg_config))
+                .map_err(|e| format!("{}: {e}", redact(url)))?;
+            // A PostgreSQL database is mounted at `db://NAME`, and the longest prefix
+            // wins: a SQLite database whose name starts with NAME would be shadowed.
+            if let Some(other) = databases
+                .iter()
+                .find(|d| d.name().starts_with(provider.name()))
+            {
+                return Err(format!(
+                    "the SQLite database {:?} and the PostgreSQL database {:?} need names that do not start with one another (NAME=…)",
+                    other.name(),
+                    provider.name()
+                )
+                .into());
+            }
+            if o.tools == Some(false) {
+                untooled.push(provider.prefix().to_owned());
+            }
+            builder = builder.mount(provider.prefix().to_owned(), provider);
+        }
+    }
+    for (s, path) in repos {
+        let git_config = GitConfig {
+            poll_interval: s.options.poll.map(|p| p.0).filter(|_| config.watch),
+            max_blob: s.options.max_read.unwrap_or(config.max_read).0,
+            ..GitConfig::default()
+        };
+        let provider = match &s.name {
+            Some(name) => GitProvider::open_named(name, path, git_config)?,
+            None if several_repos => {
+                return Err(format!(
+                    "{}: several repositories need names: NAME=git:PATH",
+                    path.display()
+                )
+                .into());
+            }
+            None => GitProvider::open(path, git_config)?,
+        };
+        if s.options.tools == Some(false) {
+            untooled.push(provider.prefix().to_owned());
+        }
+        builder = builder.mount(provider.prefix().to_owned(), provider);
+    }
+    if !dirs.is_empty() {
+        let fs_config = FsConfig {
+            collection_budget: config.collection_budget.0,
+            watch: config.watch,
+            watch_window: config.watch_window.0,
+            ..conversions()
+        };
+        builder = builder.mount(fs::PREFIX, FsProvider::with_roots(dirs, fs_config)?);
+    }
+    if !databases.is_empty() {
+        let provider = sqlite::SqliteProvider::new(databases, sqlite_config(config))?;
+        builder = builder.mount(db::PREFIX, provider);
+    }
+    if config.tools.enabled {
+        builder = builder.tools(rsrc::ToolsConfig {
+            max_text: config.tools.max_text,
+            excluded: untooled,
+            ..rsrc::ToolsConfig::default()
+        });
+    }
+    Ok(builder.build()?)
+}
+
+/// A connection string without its password, for messages.
+pub(crate) fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => match url[scheme + 3..at].split_once(':') {
+            Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+            None => url.to_owned(),
+        },
+        _ => url.to_owned(),
+    }
+}

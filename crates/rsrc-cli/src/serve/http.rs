@@ -1,0 +1,118 @@
+//! Serving over Streamable HTTP: the listening socket, the transport's settings and
+//! authentication, and shutdown on a signal.
+//!
+//! Invariants: a non-loopback address is bound only when allowed (`--allow-remote`);
+//! the resource URL (the default JWT audience) names the bound address unless a public
+//! URL is given; at most one way to authenticate is configured.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use rsrc::Server;
+use rsrc::transport::http::{AuthConfig, HttpConfig, JwtVerifier, TokenVerifier};
+
+use super::read_secret;
+use crate::config::{Config, HttpSection};
+
+fn auth_config(
+    h: &HttpSection,
+    addr: SocketAddr,
+) -> Result<Option<AuthConfig>, Box<dyn std::error::Error>> {
+    let a = &h.auth;
+    let verifier = if let Some(path) = &a.bearer_token_file {
+        let token = String::from_utf8(read_secret(path)?)
+            .map_err(|_| format!("{}: the token is not UTF-8", path.display()))?;
+        TokenVerifier::Static(token)
+    } else if let Some(path) = &a.jwt_secret_file {
+        TokenVerifier::Jwt(
+            JwtVerifier::hmac(&read_secret(path)?)
+                .audience(a.jwt_audience.clone())
+                .issuer(a.jwt_issuer.clone()),
+        )
+    } else if let Some(path) = &a.jwt_public_key {
+        let pem = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        TokenVerifier::Jwt(
+            JwtVerifier::public_key_pem(&pem)
+                .map_err(|e| format!("{}: {e}", path.display()))?
+                .audience(a.jwt_audience.clone())
+                .issuer(a.jwt_issuer.clone()),
+        )
+    } else {
+        return Ok(None);
+    };
+    let resource = h
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{addr}/mcp"));
+    let mut config = AuthConfig::new(verifier, resource);
+    for server in &a.authorization_servers {
+        config = config.authorization_server(server.clone());
+    }
+    Ok(Some(config))
+}
+
+pub(super) fn serve_http(
+    config: &Config,
+    server: &Server,
+    addr: SocketAddr,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let h = &config.http;
+    if !addr.ip().is_loopback() {
+        if !h.allow_remote {
+            return Err(format!(
+                "refusing to bind {addr}: not a loopback address (pass --allow-remote to serve other hosts)"
+            )
+            .into());
+        }
+        tracing::warn!(%addr, "serving on a non-loopback address: anyone who can reach it can read what is served");
+    }
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        // The bound address (the port, when 0 was asked for) names the resource.
+        let bound = listener.local_addr()?;
+        let http_config = HttpConfig {
+            allowed_hosts: h.allowed_hosts.clone(),
+            allowed_origins: h.allowed_origins.clone(),
+            max_body: usize::try_from(h.max_body.0).unwrap_or(usize::MAX),
+            max_connections: h.max_connections.max(1),
+            max_streams: h.max_streams.max(1),
+            max_in_flight: config.max_in_flight.max(1),
+            max_sessions: h.max_sessions.max(1),
+            session_idle: h.session_idle.0,
+            header_read_timeout: h.header_timeout.0,
+            write_stall_timeout: h.write_timeout.0.max(Duration::from_millis(100)),
+            shutdown_grace: config.shutdown_grace.0,
+            auth: auth_config(h, bound)?,
+            ..HttpConfig::default()
+        };
+        rsrc::transport::http::serve_http(server, listener, http_config, shutdown_signal()).await?;
+        server.leave_cluster().await;
+        Ok::<_, Box<dyn std::error::Error>>(())
+    })?;
+    Ok(())
+}
+
+/// Completes on SIGINT or SIGTERM.
+#[cfg(unix)]
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(error = %e, "SIGTERM cannot be handled");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}
+
+/// Completes on Ctrl-C (Ctrl-Break on Windows); there is no SIGTERM elsewhere than Unix.
+#[cfg(not(unix))]
+async fn shutdown_signal() {
+    let _ = tokio::signal::ctrl_c().await;
+}
