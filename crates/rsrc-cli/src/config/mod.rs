@@ -17,6 +17,8 @@
 //! durations, addresses), `sources.rs` a source and its `[[sources]]` table, `load.rs`
 //! reading the file and applying the flags over it, and `effective.rs` every source's
 //! settings resolved and the result printed as TOML.
+//!
+//! [`ServeArgs`]: crate::serve::ServeArgs
 
 mod effective;
 mod load;

@@ -32,7 +32,7 @@ pub(in crate::transport::http) struct Sessions {
     idle: Duration,
     /// Shared with the other instances, if the server's bus holds sessions.
     pub(super) store: Option<Arc<dyn SessionStore>>,
-    /// Sessions to reload, one at a time ([`reload`]); started with the first.
+    /// Sessions to reload, one at a time ([`reload`](super::reload)); started with the first.
     pub(super) reloads: OnceLock<mpsc::Sender<Option<String>>>,
     /// The queue overflowed: reload every copy.
     pub(super) reload_all: AtomicBool,
