@@ -33,6 +33,6 @@ pub use lifecycle::{Implementation, LoggingLevel, ServerCapabilities};
 pub use meta::{NotificationMeta, RequestMeta, ResultMeta};
 pub use resources::{
     Body, DIRECTORY_MIME_TYPE, Resource, ResourceCapabilities, ResourceContents, ResourceKind,
-    ResourceTemplate, ResourceType,
+    ResourceTemplate, ResourceType, Text,
 };
 pub use version::{Era, ProtocolVersion};

@@ -158,7 +158,7 @@ async fn names(client: &Client, uri: &str) -> Vec<String> {
 
 fn text(body: &Body) -> &str {
     match body {
-        Body::Text(t) => t,
+        Body::Text(t) => t.as_str(),
         Body::Blob(_) => panic!("expected text"),
     }
 }
@@ -564,7 +564,7 @@ async fn settings_a_view_changes_do_not_outlive_its_request() {
     let Body::Text(json) = &settings.contents[0].body else {
         panic!("a JSON row");
     };
-    let row: serde_json::Value = serde_json::from_str(json).unwrap();
+    let row: serde_json::Value = serde_json::from_str(json.as_str()).unwrap();
     assert_eq!(row["ro"], "on", "{row}");
     assert_eq!(row["st"], "1500ms", "{row}");
     assert_eq!(row["sp"], default_path, "{row}");

@@ -50,7 +50,7 @@ pub struct Representation {
 
 impl Representation {
     /// A text representation.
-    pub fn text(text: impl Into<String>) -> Self {
+    pub fn text(text: impl Into<rsrc_protocol::Text>) -> Self {
         Representation {
             mime_type: None,
             body: Body::Text(text.into()),
@@ -207,7 +207,7 @@ impl ResourceSet {
 
     /// Adds a static text document.
     #[must_use]
-    pub fn with_text(self, resource: Resource, text: impl Into<String>) -> Self {
+    pub fn with_text(self, resource: Resource, text: impl Into<rsrc_protocol::Text>) -> Self {
         self.insert(resource, Source::Static(vec![Representation::text(text)]))
     }
 

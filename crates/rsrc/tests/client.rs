@@ -44,7 +44,10 @@ async fn a_legacy_preference_uses_initialize() {
         assert_eq!(client.protocol_version(), v);
         client.ping().await.unwrap();
         let read = client.read("sample:///clock").await.unwrap();
-        assert_eq!(read.contents[0].body, Body::Text(format!("revision {v}")));
+        assert_eq!(
+            read.contents[0].body,
+            Body::Text(format!("revision {v}").into())
+        );
     }
 }
 

@@ -16,14 +16,14 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
-use super::{Resource, ResourceFields};
+use super::{Resource, ResourceFields, Text};
 use crate::de_util::{Key, set_once};
 
 /// The payload of one contents entry.
 #[derive(Clone, PartialEq, Eq)]
 pub enum Body {
     /// UTF-8 text (`text`).
-    Text(String),
+    Text(Text),
     /// Raw bytes, sent base64-encoded (`blob`).
     Blob(bytes::Bytes),
 }
@@ -45,7 +45,7 @@ impl Body {
     /// The text, if this is a text body.
     pub fn as_text(&self) -> Option<&str> {
         match self {
-            Body::Text(t) => Some(t),
+            Body::Text(t) => Some(t.as_str()),
             Body::Blob(_) => None,
         }
     }
@@ -97,7 +97,7 @@ pub struct ResourceContents {
 
 impl ResourceContents {
     /// A text entry.
-    pub fn text(resource: Resource, text: impl Into<String>) -> Self {
+    pub fn text(resource: Resource, text: impl Into<Text>) -> Self {
         ResourceContents {
             resource,
             body: Body::Text(text.into()),
@@ -153,7 +153,7 @@ impl ResourceContents {
         match &self.body {
             Body::Text(t) => {
                 out.extend_from_slice(b"\"text\":");
-                write_json_str(out, t);
+                write_json_str(out, t.as_bytes());
             }
             Body::Blob(b) => {
                 out.extend_from_slice(b"\"blob\":\"");
@@ -171,10 +171,12 @@ impl ResourceContents {
     }
 }
 
-/// Appends `s` as a JSON string literal, escaped exactly as `serde_json` escapes it, but
-/// testing eight bytes at a time and jumping straight to the first byte that needs an
-/// escape: runs with nothing to escape (nearly all of a text file) are copied whole.
-fn write_json_str(out: &mut Vec<u8>, s: &str) {
+/// Appends the UTF-8 `bytes` as a JSON string literal, escaped exactly as `serde_json`
+/// escapes a `str`, but testing eight bytes at a time and jumping straight to the first
+/// byte that needs an escape: runs with nothing to escape (nearly all of a text file) are
+/// copied whole. Only ASCII bytes are ever escaped, so working over bytes keeps the text
+/// whole.
+fn write_json_str(out: &mut Vec<u8>, bytes: &[u8]) {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
     /// The high bit of each byte of `w` below `n` (`n` ≤ 0x80). Only the lowest set bit
@@ -186,7 +188,6 @@ fn write_json_str(out: &mut Vec<u8>, s: &str) {
     const fn special(w: u64) -> u64 {
         below(w, 0x20) | below(w ^ (ONES * b'"' as u64), 1) | below(w ^ (ONES * b'\\' as u64), 1)
     }
-    let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     // `bytes[clean..i]` needs no escape and is not copied yet.
@@ -206,7 +207,7 @@ fn write_json_str(out: &mut Vec<u8>, s: &str) {
         clean = i;
     }
     for (j, &b) in bytes.iter().enumerate().skip(i) {
-        if b < 0x20 || b == b'"' || b == b'\\' {
+        if ESCAPES[usize::from(b)] != 0 {
             out.extend_from_slice(&bytes[clean..j]);
             escape(out, b);
             clean = j + 1;
@@ -216,30 +217,42 @@ fn write_json_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
-/// Appends the escape of `b`, a byte below 0x20, `"` or `\\`, as `serde_json` writes it.
+/// For each byte that needs an escape, the character after the backslash (`u` for the
+/// `\u00XX` form); 0 for the bytes written as they are.
+static ESCAPES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = b'u';
+        b += 1;
+    }
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'\n' as usize] = b'n';
+    t[b'\r' as usize] = b'r';
+    t[b'\t' as usize] = b't';
+    t[0x08] = b'b';
+    t[0x0c] = b'f';
+    t
+};
+
+/// Appends the escape of `b`, a byte below 0x20, `"` or `\`, as `serde_json` writes it.
+/// A table rather than a `match`: which escape comes next is unpredictable, a table
+/// lookup costs no mispredicted branch.
+#[inline]
 fn escape(out: &mut Vec<u8>, b: u8) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let short: &[u8] = match b {
-        b'"' => b"\\\"",
-        b'\\' => b"\\\\",
-        b'\n' => b"\\n",
-        b'\r' => b"\\r",
-        b'\t' => b"\\t",
-        0x08 => b"\\b",
-        0x0c => b"\\f",
-        _ => {
-            out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(b >> 4)],
-                HEX[usize::from(b & 0xf)],
-            ]);
-            return;
-        }
-    };
-    out.extend_from_slice(short);
+    match ESCAPES[usize::from(b)] {
+        b'u' => out.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[usize::from(b >> 4)],
+            HEX[usize::from(b & 0xf)],
+        ]),
+        c => out.extend_from_slice(&[b'\\', c]),
+    }
 }
 
 /// A borrowed-or-owned string value.
@@ -277,7 +290,7 @@ fn read_contents<'de, A: MapAccess<'de>>(
         }
     }
     let body = match (text, blob) {
-        (Some(t), None) => Body::Text(t),
+        (Some(t), None) => Body::Text(Text::from(t)),
         (None, Some(b)) => Body::Blob(b),
         (Some(_), Some(_)) => {
             return Err(de::Error::custom(
@@ -379,7 +392,7 @@ mod tests {
         }
         for case in cases {
             let mut out = Vec::new();
-            write_json_str(&mut out, &case);
+            write_json_str(&mut out, case.as_bytes());
             assert_eq!(
                 String::from_utf8(out).unwrap(),
                 serde_json::to_string(&case).unwrap(),

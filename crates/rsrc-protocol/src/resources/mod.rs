@@ -24,8 +24,10 @@ use crate::de_util::{Key, set_once};
 use crate::meta::{NotificationMeta, RequestMeta, ResultMeta};
 
 mod contents;
+mod text;
 
 pub use contents::{Body, ResourceContents};
+pub use text::Text;
 
 /// SEP-2093's `resourceType`. Open: the SEP keeps the enum extensible.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -120,10 +120,10 @@ impl ServedRoots {
             .iter()
             .filter(|c| convert && c.accepts(&mime))
         {
-            // Converters see the raw bytes; a blob's are shared, not copied.
+            // Converters see the raw bytes, shared, not copied.
             let raw = raw.get_or_insert_with(|| match &out[0].body {
                 Body::Blob(b) => b.clone(),
-                Body::Text(t) => bytes::Bytes::copy_from_slice(t.as_bytes()),
+                Body::Text(t) => t.clone().into_bytes(),
             });
             if let Some(alt) = self.conversions.run(c, raw).await {
                 let mut alt_meta = out[0].resource.clone();
@@ -131,7 +131,7 @@ impl ServedRoots {
                 alt_meta.size = Some(alt.text.len() as u64);
                 out.push(ResourceContents {
                     resource: alt_meta,
-                    body: Body::Text(alt.text),
+                    body: Body::Text(alt.text.into()),
                 });
             }
         }

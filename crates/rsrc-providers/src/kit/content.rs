@@ -9,6 +9,8 @@
 //! - A type is never claimed against the content: text is never given a binary type
 //!   (`text/plain` instead), and binary content a `text/…` one.
 
+use rsrc::protocol::Text;
+
 /// The MIME type from a file name alone (for listings); `None` for a name that is not
 /// UTF-8 or whose extension says nothing.
 pub(crate) fn mime_from_name(name: &[u8]) -> Option<String> {
@@ -34,14 +36,14 @@ fn sniff_binary(bytes: &[u8]) -> Option<&'static str> {
         .then(|| kind.mime_type())
 }
 
-/// The content as text, or back as bytes if it is not text (see the module docs).
-pub(crate) fn text_or_bytes(bytes: Vec<u8>) -> Result<String, Vec<u8>> {
-    let binary_format = sniff_binary(&bytes).is_some();
-    match String::from_utf8(bytes) {
-        Ok(text) if !binary_format && !text.as_bytes().contains(&0) => Ok(text),
-        Ok(text) => Err(text.into_bytes()),
-        Err(e) => Err(e.into_bytes()),
+/// The content as text, or back as bytes if it is not text (see the module docs). The
+/// buffer becomes the text without a copy; the checks are vectorised (the UTF-8 check
+/// with SIMD, the NUL search with `memchr`).
+pub(crate) fn text_or_bytes(bytes: Vec<u8>) -> Result<Text, Vec<u8>> {
+    if sniff_binary(&bytes).is_some() || memchr::memchr(0, &bytes).is_some() {
+        return Err(bytes);
     }
+    Text::from_utf8(bytes)
 }
 
 /// The MIME type of content named `name`: for text, the name's type unless that type
@@ -107,7 +109,7 @@ mod tests {
 
     #[test]
     fn text_is_utf8_without_nul_or_magic_number() {
-        assert_eq!(text_or_bytes(b"plain".to_vec()), Ok("plain".to_owned()));
+        assert_eq!(text_or_bytes(b"plain".to_vec()), Ok(Text::from("plain")));
         assert!(text_or_bytes(b"a\0b".to_vec()).is_err());
         assert!(text_or_bytes(vec![0xff, 0xfe]).is_err());
         assert!(

@@ -114,9 +114,11 @@ pub(crate) fn read_open(
     if md.len() <= SINGLE_READ_MAX {
         return read_capped(file, md.len(), cap);
     }
-    // Larger files: no zero-filled buffer; the end costs one more (cheap) read.
+    // Larger files: no zero-filled buffer; the end costs one more (cheap) read. Read
+    // through the standard library's `File`, which reads into a vector's spare capacity
+    // as it is; through any other reader, each chunk would be zeroed first.
     let buf = Vec::with_capacity(usize::try_from(md.len()).unwrap_or(0));
-    read_chunked(file, buf, cap, stop)
+    read_chunked(file.into_std(), buf, cap, stop)
 }
 
 /// A filesystem error as the client sees it. Everything that means "not reachable from

@@ -9,7 +9,7 @@
 //!
 //! Every inherent method of [`Server`] is in this file; the modules below hold the rules,
 //! as functions over a `&Server`: the gate (`gate.rs`), decoding and running
-//! (`dispatch.rs`), one handler per method (`handlers.rs`), the tools bridge (`tools.rs`),
+//! (`dispatch.rs`), one handler per method (`handlers.rs`), the tools bridge (`tools/`),
 //! and replies (`reply.rs`).
 
 mod dispatch;

@@ -102,7 +102,7 @@ pub(super) async fn read_resource(
     }
     match &chosen.body {
         Body::Text(text) => {
-            let (part, total) = chars(text, offset, length);
+            let (part, total) = chars(text.as_str(), offset, length);
             let Some(part) = part else {
                 return Err(ToolError::Argument(format!(
                     "`offset` {offset} is past the end: {uri} has {total} characters"
