@@ -48,7 +48,7 @@ pub use context::{NotificationSink, Notifier, RequestContext};
 pub use error::{NotFound, ResourceError};
 pub use extension::PromptCompletion;
 pub use provider::{
-    BoxFuture, CompleteRequest, IntoProvider, ListRequest, Listed, MAX_POSITION_BYTES, Page,
+    BoxFuture, CompleteRequest, IntoProvider, ListEntry, ListRequest, MAX_POSITION_BYTES, Page,
     Provider, ProviderCapabilities, ReadOutput, SearchRequest,
 };
 pub use resource_set::{DEFAULT_COLLECTION_BUDGET, Representation, ResourceSet};

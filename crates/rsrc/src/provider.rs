@@ -102,40 +102,40 @@ pub struct ListRequest<'a> {
 /// One resource of a page: a typed [`Resource`], or one already encoded as JSON.
 ///
 /// A provider that lists the same resources again and again (a cached directory, a static
-/// set) can encode each one once with [`Listed::encoded`] and hand out clones, which cost
+/// set) can encode each one once with [`ListEntry::encoded`] and hand out clones, which cost
 /// a reference count instead of building and serializing the resource on every page.
 #[derive(Clone, Debug)]
-pub struct Listed(ListedInner);
+pub struct ListEntry(EntryForm);
 
 #[derive(Clone, Debug)]
-enum ListedInner {
+enum EntryForm {
     Typed(Box<Resource>),
     Encoded(Arc<RawValue>),
 }
 
-impl Listed {
+impl ListEntry {
     /// Encodes `resource` once, with both spellings of its kind written.
-    pub fn encoded(mut resource: Resource) -> Listed {
+    pub fn encoded(mut resource: Resource) -> ListEntry {
         resource.normalize_kind();
         match serde_json::value::to_raw_value(&resource) {
-            Ok(raw) => Listed(ListedInner::Encoded(Arc::from(raw))),
-            Err(_) => Listed(ListedInner::Typed(Box::new(resource))),
+            Ok(raw) => ListEntry(EntryForm::Encoded(Arc::from(raw))),
+            Err(_) => ListEntry(EntryForm::Typed(Box::new(resource))),
         }
     }
 
     /// The typed resource, if it was not encoded.
     pub fn as_resource(&self) -> Option<&Resource> {
         match &self.0 {
-            ListedInner::Typed(r) => Some(r),
-            ListedInner::Encoded(_) => None,
+            EntryForm::Typed(r) => Some(r),
+            EntryForm::Encoded(_) => None,
         }
     }
 
     /// The resource, decoded again if it was encoded; `None` only if that fails.
     pub fn to_resource(&self) -> Option<std::borrow::Cow<'_, Resource>> {
         match &self.0 {
-            ListedInner::Typed(r) => Some(std::borrow::Cow::Borrowed(r)),
-            ListedInner::Encoded(raw) => serde_json::from_str(raw.get())
+            EntryForm::Typed(r) => Some(std::borrow::Cow::Borrowed(r)),
+            EntryForm::Encoded(raw) => serde_json::from_str(raw.get())
                 .ok()
                 .map(std::borrow::Cow::Owned),
         }
@@ -143,23 +143,23 @@ impl Listed {
 
     /// Writes both spellings of a typed resource's kind.
     pub(crate) fn normalize_kind(&mut self) {
-        if let ListedInner::Typed(r) = &mut self.0 {
+        if let EntryForm::Typed(r) = &mut self.0 {
             r.normalize_kind();
         }
     }
 }
 
-impl From<Resource> for Listed {
+impl From<Resource> for ListEntry {
     fn from(resource: Resource) -> Self {
-        Listed(ListedInner::Typed(Box::new(resource)))
+        ListEntry(EntryForm::Typed(Box::new(resource)))
     }
 }
 
-impl Serialize for Listed {
+impl Serialize for ListEntry {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.0 {
-            ListedInner::Typed(r) => r.serialize(serializer),
-            ListedInner::Encoded(raw) => raw.serialize(serializer),
+            EntryForm::Typed(r) => r.serialize(serializer),
+            EntryForm::Encoded(raw) => raw.serialize(serializer),
         }
     }
 }
@@ -168,7 +168,7 @@ impl Serialize for Listed {
 #[derive(Debug, Clone, Default)]
 pub struct Page {
     /// The resources, in the provider's stable order.
-    pub resources: Vec<Listed>,
+    pub resources: Vec<ListEntry>,
     /// The position after the last resource when more may follow (at most
     /// [`MAX_POSITION_BYTES`]); `None` at the end.
     pub next: Option<Vec<u8>>,

@@ -33,7 +33,7 @@ use crate::declare::{Content, ContentKind, Options};
 use crate::error::ResourceError;
 use crate::keyset;
 use crate::provider::{
-    BoxFuture, CompleteRequest, ListRequest, Listed, Page, Provider, ProviderCapabilities,
+    BoxFuture, CompleteRequest, ListEntry, ListRequest, Page, Provider, ProviderCapabilities,
     ReadOutput,
 };
 use crate::template::{CompletionInput, TemplateResource, Vars};
@@ -109,7 +109,7 @@ enum Source {
 struct Entry {
     resource: Resource,
     /// The resource encoded once, for listings.
-    listed: Listed,
+    listed: ListEntry,
     source: Source,
     cache: Option<CachePolicy>,
 }
@@ -196,7 +196,7 @@ impl ResourceSet {
         self.entries.insert(
             resource.uri.clone(),
             Entry {
-                listed: Listed::encoded(resource.clone()),
+                listed: ListEntry::encoded(resource.clone()),
                 resource,
                 source,
                 cache,
@@ -494,7 +494,7 @@ impl Provider for ResourceSet {
         let limit = req.limit.max(1);
         // Each source gives at most `limit + 1` items after the position, in URI order:
         // enough for the page and to tell whether more follow.
-        let items: Vec<(String, Listed)> = match req.parent {
+        let items: Vec<(String, ListEntry)> = match req.parent {
             None => {
                 let statics = self
                     .entries_after(after)
@@ -505,8 +505,8 @@ impl Provider for ResourceSet {
                     .await?
                     .into_iter()
                     .take(limit + 1)
-                    .map(|r| (r.uri.clone(), Listed::from(r)));
-                let mut all: Vec<(String, Listed)> = statics.chain(listed).collect();
+                    .map(|r| (r.uri.clone(), ListEntry::from(r)));
+                let mut all: Vec<(String, ListEntry)> = statics.chain(listed).collect();
                 all.sort_by(|a, b| a.0.cmp(&b.0));
                 all
             }
@@ -519,7 +519,7 @@ impl Provider for ResourceSet {
                         .into_iter()
                         .skip(behind)
                         .take(limit + 1)
-                        .map(|r| (r.uri.clone(), Listed::from(r)))
+                        .map(|r| (r.uri.clone(), ListEntry::from(r)))
                         .collect()
                 }
                 None => {

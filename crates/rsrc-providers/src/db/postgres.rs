@@ -63,7 +63,7 @@ mod watch;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use rsrc::protocol::{Completion, Resource, ResourceContents, ResourceTemplate};
 use rsrc::{
-    ChangeFeed, CompleteRequest, ListRequest, Listed, Page, Provider, ProviderCapabilities,
+    ChangeFeed, CompleteRequest, ListEntry, ListRequest, Page, Provider, ProviderCapabilities,
     ReadOutput, RequestContext, ResourceError, SearchRequest, keyset,
 };
 use tokio_postgres::NoTls;
@@ -309,7 +309,12 @@ fn page_of(mut entries: Vec<Resource>, after: Option<&[u8]>, limit: usize) -> Pa
     let rest = keyset::after(&entries, after, |r| r.uri.as_str());
     let page = keyset::page(rest, limit, |r| r.uri.clone().into_bytes());
     Page {
-        resources: page.items.into_iter().cloned().map(Listed::from).collect(),
+        resources: page
+            .items
+            .into_iter()
+            .cloned()
+            .map(ListEntry::from)
+            .collect(),
         next: page.next,
         cache: None,
     }

@@ -15,7 +15,7 @@
 //!   once.
 
 use rsrc::protocol::{CacheHint, Resource, ResourceContents};
-use rsrc::{Listed, Page};
+use rsrc::{ListEntry, Page};
 
 use super::{
     COLLECTION_MIME_TYPE, CSV_MIME_TYPE, JSON_MIME_TYPE, KeyKind, KeyValue, RelationInfo,
@@ -170,7 +170,7 @@ pub(crate) fn relation_page(
     (keys, more): (&[Vec<KeyValue>], bool),
     cache: Option<CacheHint>,
 ) -> Option<Page> {
-    let mut resources: Vec<Listed> = Vec::with_capacity(keys.len() + 1);
+    let mut resources: Vec<ListEntry> = Vec::with_capacity(keys.len() + 1);
     if *from == RelationPosition::Start {
         resources.push(schema.into());
     }

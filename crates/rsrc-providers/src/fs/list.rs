@@ -12,7 +12,7 @@
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
-use rsrc::{Listed, Page, ResourceError, SearchRequest, keyset};
+use rsrc::{ListEntry, Page, ResourceError, SearchRequest, keyset};
 
 use super::walk::{self, Info};
 use super::{ServedRoots, Target};
@@ -37,11 +37,11 @@ fn position(root: usize, path: &RelPath) -> Vec<u8> {
 
 impl ServedRoots {
     /// A file as the recursive listing shows it, encoded once per cached entry.
-    pub(super) fn listed(&self, root: usize, dir: &RelPath, e: &walk::Entry) -> Listed {
+    pub(super) fn listed(&self, root: usize, dir: &RelPath, e: &walk::Entry) -> ListEntry {
         e.listed
             .get_or_init(|| {
                 let path = dir.join(&e.name);
-                Listed::encoded(if self.config.modified_in_full_listing {
+                ListEntry::encoded(if self.config.modified_in_full_listing {
                     self.resource(root, &path, &e.info)
                 } else {
                     self.compact_resource(root, &path, &e.info)

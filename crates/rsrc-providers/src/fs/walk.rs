@@ -19,7 +19,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
 use cap_std::fs::{Dir, DirEntry, Metadata};
-use rsrc::{Listed, keyset};
+use rsrc::{ListEntry, keyset};
 
 use super::cache::{DirCache, MAX_CACHED_DIR, Stamp};
 use super::filter::Filter;
@@ -76,7 +76,7 @@ pub(crate) struct Entry {
     pub(crate) info: Info,
     /// The entry as listed, encoded on first use; shared by the clones a cached
     /// directory hands out, so a cached entry is encoded once.
-    pub(crate) listed: Arc<OnceLock<Listed>>,
+    pub(crate) listed: Arc<OnceLock<ListEntry>>,
 }
 
 /// An entry selected by name, whose metadata is fetched only if it stays selected.

@@ -31,7 +31,7 @@ use rsrc::protocol::{
     Body, CacheHint, CacheScope, DIRECTORY_MIME_TYPE, Resource, ResourceContents,
 };
 use rsrc::{
-    ChangeFeed, ListRequest, Listed, Page, Provider, ProviderCapabilities, ReadOutput,
+    ChangeFeed, ListEntry, ListRequest, Page, Provider, ProviderCapabilities, ReadOutput,
     RequestContext, ResourceError, ServerBuilder, keyset,
 };
 use serde_json::{Map, Value, json};
@@ -339,7 +339,7 @@ impl Provider for SkillsProvider {
             .transpose()
             .map_err(|_| ResourceError::bad_position(""))?;
         let limit = req.limit;
-        let (resources, next): (Vec<Listed>, Option<Vec<u8>>) = match req.parent {
+        let (resources, next): (Vec<ListEntry>, Option<Vec<u8>>) = match req.parent {
             None => {
                 let rest = index.files.range::<str, _>(keyset::range(after));
                 let page = keyset::page(rest, limit, |(u, _)| u.as_bytes().to_vec());

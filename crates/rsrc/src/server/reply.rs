@@ -38,7 +38,7 @@ encode_with_serde!(
     rsrc_protocol::lifecycle::InitializeResult,
     rsrc_protocol::lifecycle::EmptyResult,
     rsrc_protocol::lifecycle::DiscoverResult,
-    rsrc_protocol::resources::ListResourcesResult<crate::provider::Listed>,
+    rsrc_protocol::resources::ListResourcesResult<crate::provider::ListEntry>,
     rsrc_protocol::resources::ListResourceTemplatesResult,
     rsrc_protocol::resources::ResourceMetadataResult,
     rsrc_protocol::completion::CompleteResult,
@@ -108,7 +108,7 @@ macro_rules! fit {
 
 fit!(@cached
     rsrc_protocol::lifecycle::DiscoverResult,
-    rsrc_protocol::resources::ListResourcesResult<crate::provider::Listed>,
+    rsrc_protocol::resources::ListResourcesResult<crate::provider::ListEntry>,
     rsrc_protocol::resources::ListResourceTemplatesResult,
     rsrc_protocol::resources::ReadResourceResult
 );

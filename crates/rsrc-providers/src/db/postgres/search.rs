@@ -10,7 +10,7 @@
 //! searched (their "keys" are numbers that say nothing, and each batch would sort the
 //! relation).
 
-use rsrc::{Listed, Page, ResourceError, SearchRequest};
+use rsrc::{ListEntry, Page, ResourceError, SearchRequest};
 
 use super::Database;
 use crate::db::resources::row_entry;
@@ -105,7 +105,7 @@ impl Database {
         let search = SearchRequest::new(words, None, limit);
         let limit = limit.max(1);
         let cat = self.catalog();
-        let mut hits: Vec<Listed> = Vec::new();
+        let mut hits: Vec<ListEntry> = Vec::new();
         let page = |hits, next: Option<Stage>| -> Result<Page, ResourceError> {
             let next = match next {
                 Some(stage) => {

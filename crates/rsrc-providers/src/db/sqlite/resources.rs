@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use rsrc::protocol::{CacheHint, Resource, ResourceContents};
-use rsrc::{Listed, Page, ResourceError};
+use rsrc::{ListEntry, Page, ResourceError};
 
 use super::Database;
 use super::catalog::{Catalog, Relation};
@@ -73,7 +73,7 @@ pub(super) fn list_default(
             (i, Some((stage, name)))
         }
     };
-    let mut resources: Vec<Listed> = Vec::with_capacity(limit.min(1024));
+    let mut resources: Vec<ListEntry> = Vec::with_capacity(limit.min(1024));
     let mut last: Option<Vec<u8>> = None;
     while index < dbs.len() {
         let db = &dbs[index];

@@ -8,7 +8,7 @@
 //! "keys" are numbers that say nothing).
 
 use rsrc::protocol::Resource;
-use rsrc::{Listed, SearchRequest};
+use rsrc::{ListEntry, SearchRequest};
 use rusqlite::Connection;
 
 use super::catalog::Catalog;
@@ -79,7 +79,7 @@ pub(super) fn decode(bytes: &[u8]) -> Option<(usize, Stage)> {
 /// What one database gave a search call.
 pub(super) struct Found {
     /// The matches, at most the limit.
-    pub(super) hits: Vec<Listed>,
+    pub(super) hits: Vec<ListEntry>,
     /// Where to go on in this database; `None` when it is done.
     pub(super) next: Option<Stage>,
     /// Rows examined.
@@ -102,7 +102,7 @@ pub(super) fn within(
         next: None,
         examined: 0,
     };
-    let keep = |r: Resource, hits: &mut Vec<Listed>| {
+    let keep = |r: Resource, hits: &mut Vec<ListEntry>| {
         if search.matches_resource(&r) {
             hits.push(r.into());
         }

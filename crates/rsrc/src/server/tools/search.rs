@@ -13,7 +13,7 @@ use super::{MAX_CALLS, Outcome, ToolError, ToolsConfig, string_arg};
 use crate::context::RequestContext;
 use crate::cursor::{InvalidCursor, ListKind};
 use crate::error::RequestError;
-use crate::provider::{ListRequest, Listed, SearchRequest};
+use crate::provider::{ListEntry, ListRequest, SearchRequest};
 use crate::server::{Server, handlers};
 
 pub(super) async fn search_resources(
@@ -80,7 +80,7 @@ pub(super) async fn search_resources(
         kept.extend(
             page.resources
                 .iter()
-                .filter_map(Listed::to_resource)
+                .filter_map(ListEntry::to_resource)
                 .filter(|r| config.offers(&r.uri))
                 .map(|r| item(&r)),
         );

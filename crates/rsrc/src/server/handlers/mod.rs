@@ -1,0 +1,84 @@
+//! One handler per method. Each takes decoded params and the request's context (which
+//! knows the revision) and returns the typed result, with the caching hint that applies
+//! (the provider's, else the server's default); fitting the result to the revision
+//! (`resultType`, `_meta.serverInfo`, and dropping the caching members before 2026-07-28)
+//! is done once for every method by the dispatcher ([`Fit`](super::reply::Fit)).
+//!
+//! Invariants:
+//! - Every URI from a client is validated before a provider sees it.
+//! - A provider only sees cursor positions this server sealed for the same listing.
+//! - A read never answers an empty `contents` for a document: that is a provider bug and
+//!   becomes an internal error, never a false "exists but empty".
+//! - Every resource leaving the server carries both SEP-2093 spellings of its kind.
+
+mod complete;
+mod lifecycle;
+mod listing;
+mod read;
+mod subscriptions;
+
+pub(super) use complete::{complete, extension};
+pub(super) use lifecycle::{discover, initialize, ping};
+pub(super) use listing::{directory_read, list, listing, templates};
+pub(super) use read::{metadata, read};
+pub(super) use subscriptions::{listen, listener_of, subscribe, unsubscribe};
+
+use rsrc_protocol::{CacheHint, CacheScope, ProtocolVersion};
+
+use super::{Mount, Server};
+use crate::cursor::InvalidCursor;
+use crate::error::{RequestError, ResourceError};
+use crate::provider::MAX_POSITION_BYTES;
+
+impl From<InvalidCursor> for RequestError {
+    fn from(e: InvalidCursor) -> Self {
+        RequestError::InvalidParams(e.to_string())
+    }
+}
+
+/// `ttlMs` and `cacheScope` of a result in revision `v` (for results that are not typed,
+/// such as the tools bridge's).
+pub(super) fn cache_fields(
+    v: ProtocolVersion,
+    hint: CacheHint,
+) -> (Option<u64>, Option<CacheScope>) {
+    if v.is_modern() {
+        (Some(hint.ttl_ms), Some(hint.scope))
+    } else {
+        (None, None)
+    }
+}
+
+/// Maps a client's URI (or IRI) to the URI every provider and subscription sees
+/// (RFC 3987 §3.1), and validates it.
+pub(super) fn canonicalize(srv: &Server, uri: &mut String) -> Result<(), RequestError> {
+    if let std::borrow::Cow::Owned(mapped) = crate::uri::to_uri(uri)
+        .map_err(|reason| RequestError::from(ResourceError::invalid_uri(uri.as_str(), reason)))?
+    {
+        *uri = mapped;
+    }
+    check_uri(srv, uri)
+}
+
+fn check_uri(srv: &Server, uri: &str) -> Result<(), RequestError> {
+    crate::uri::validate(uri, srv.state.config.max_uri_len)
+        .map_err(|reason| ResourceError::invalid_uri(uri, reason).into())
+}
+
+fn mount_for<'s>(srv: &'s Server, uri: &str) -> Result<(u16, &'s Mount), RequestError> {
+    check_uri(srv, uri)?;
+    srv.state
+        .router
+        .resolve(uri)
+        .ok_or_else(|| ResourceError::not_found(uri).into())
+}
+
+pub(super) fn check_position(pos: &[u8]) -> Result<(), RequestError> {
+    if pos.len() > MAX_POSITION_BYTES {
+        return Err(RequestError::Internal(format!(
+            "a provider returned a {}-byte cursor position (limit {MAX_POSITION_BYTES})",
+            pos.len()
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,61 @@
+//! `resources/read` and `resources/metadata`.
+//!
+//! Invariant: a read never answers an empty `contents` for a document: that is a provider
+//! bug and becomes an internal error, never a false "exists but empty".
+
+use rsrc_protocol::resources::{
+    ReadResourceParams, ReadResourceResult, ResourceMetadataResult, ResourceParams,
+};
+
+use super::{canonicalize, mount_for};
+use crate::context::RequestContext;
+use crate::error::RequestError;
+use crate::server::Server;
+
+pub(in crate::server) async fn read(
+    srv: Server,
+    ctx: RequestContext,
+    mut p: ReadResourceParams,
+) -> Result<ReadResourceResult, RequestError> {
+    canonicalize(&srv, &mut p.uri)?;
+    let (_, mount) = mount_for(&srv, &p.uri)?;
+    let mut out = mount.provider.read(&ctx, &p.uri).await?;
+    if out.contents.is_empty() {
+        // Only a collection may read as empty; never answer "exists, empty" for anything
+        // else.
+        let meta = mount.provider.metadata(&ctx, &p.uri).await?;
+        if !meta.is_collection() {
+            return Err(RequestError::Internal(format!(
+                "the provider returned no contents for the document {}",
+                p.uri
+            )));
+        }
+    }
+    for c in &mut out.contents {
+        c.resource.normalize_kind();
+    }
+    let hint = out.cache.unwrap_or(srv.state.config.read_cache);
+    Ok(ReadResourceResult {
+        contents: out.contents,
+        result_type: None,
+        ttl_ms: Some(hint.ttl_ms),
+        cache_scope: Some(hint.scope),
+        meta: None,
+    })
+}
+
+pub(in crate::server) async fn metadata(
+    srv: Server,
+    ctx: RequestContext,
+    mut p: ResourceParams,
+) -> Result<ResourceMetadataResult, RequestError> {
+    canonicalize(&srv, &mut p.uri)?;
+    let (_, mount) = mount_for(&srv, &p.uri)?;
+    let mut resource = mount.provider.metadata(&ctx, &p.uri).await?;
+    resource.normalize_kind();
+    Ok(ResourceMetadataResult {
+        resource,
+        result_type: None,
+        meta: None,
+    })
+}

@@ -1,0 +1,159 @@
+//! `resources/subscribe` and `unsubscribe` (2025 revisions) and `subscriptions/listen`
+//! (2026-07-28).
+//!
+//! Invariants: a URI is subscribed only if its provider offers subscriptions and accepts
+//! it; a listen stream's acknowledgement goes out before anything can be delivered on it;
+//! subscriptions per session or stream stay within `ServerConfig::max_subscriptions`.
+
+use rsrc_protocol::ResultMeta;
+use rsrc_protocol::lifecycle::EmptyResult;
+use rsrc_protocol::resources::ResourceParams;
+
+use std::sync::Arc;
+
+use rsrc_protocol::meta::NotificationMeta;
+use rsrc_protocol::methods::SubscriptionsAcknowledged;
+use rsrc_protocol::subscriptions::{
+    SubscriptionFilter, SubscriptionsAcknowledgedParams, SubscriptionsListenParams,
+    SubscriptionsListenResult,
+};
+
+use super::lifecycle::{offers_subscriptions, publishes_list_changes};
+use super::{canonicalize, mount_for};
+use crate::changes::{Listener, TooMany};
+use crate::context::RequestContext;
+use crate::error::RequestError;
+use crate::server::Server;
+use crate::server::session::Session;
+
+/// The session's listener, made on first use.
+pub(in crate::server) fn listener_of<'s>(srv: &Server, session: &'s Session) -> &'s Arc<Listener> {
+    session.listener(|| {
+        srv.state.hub.listener(
+            session.notifier().clone(),
+            None,
+            srv.state.config.max_subscriptions,
+        )
+    })
+}
+
+/// Checks that `uri` can be subscribed to: a well-formed URI, served by a provider
+/// that offers subscriptions and accepts this one.
+async fn check_subscribable(
+    srv: &Server,
+    ctx: &RequestContext,
+    uri: &str,
+) -> Result<(), RequestError> {
+    let (_, mount) = mount_for(srv, uri)?;
+    if !mount.provider.capabilities().subscribe {
+        return Err(RequestError::InvalidParams(format!(
+            "{uri} does not support subscriptions"
+        )));
+    }
+    mount.provider.subscribe(ctx, uri).await?;
+    Ok(())
+}
+
+/// `resources/subscribe` on `session`.
+pub(in crate::server) async fn subscribe(
+    srv: Server,
+    ctx: RequestContext,
+    mut p: ResourceParams,
+    session: Arc<Session>,
+) -> Result<EmptyResult, RequestError> {
+    if !offers_subscriptions(&srv) {
+        return Err(RequestError::MethodNotFound(
+            "resources/subscribe (this server offers no subscriptions)".into(),
+        ));
+    }
+    canonicalize(&srv, &mut p.uri)?;
+    check_subscribable(&srv, &ctx, &p.uri).await?;
+    listener_of(&srv, &session)
+        .subscribe(&p.uri)
+        .map_err(|TooMany(max)| {
+            RequestError::InvalidParams(format!("a session may hold at most {max} subscriptions"))
+        })?;
+    Ok(EmptyResult::default())
+}
+
+/// `resources/unsubscribe` on `session`: succeeds whether or not it was subscribed.
+pub(in crate::server) async fn unsubscribe(
+    srv: Server,
+    _ctx: RequestContext,
+    mut p: ResourceParams,
+    session: Arc<Session>,
+) -> Result<EmptyResult, RequestError> {
+    if !offers_subscriptions(&srv) {
+        return Err(RequestError::MethodNotFound(
+            "resources/unsubscribe (this server offers no subscriptions)".into(),
+        ));
+    }
+    canonicalize(&srv, &mut p.uri)?;
+    listener_of(&srv, &session).unsubscribe(&p.uri);
+    Ok(EmptyResult::default())
+}
+
+/// `subscriptions/listen`: acknowledges what will be delivered, then delivers it until
+/// the client cancels (closing the stream, or `notifications/cancelled` on stdio), or
+/// until the transport closes, when the completion result ends it.
+pub(in crate::server) async fn listen(
+    srv: Server,
+    ctx: RequestContext,
+    p: SubscriptionsListenParams,
+) -> Result<SubscriptionsListenResult, RequestError> {
+    let id = ctx.request_id().clone();
+    let wanted = p.notifications;
+    let max = srv.state.config.max_subscriptions;
+    let mut accepted = SubscriptionFilter::default();
+    if wanted.resources_list_changed == Some(true) && publishes_list_changes(&srv) {
+        accepted.resources_list_changed = Some(true);
+    }
+    if let Some(uris) = wanted.resource_subscriptions {
+        let mut ok = Vec::new();
+        if offers_subscriptions(&srv) {
+            for uri in uris {
+                if ok.len() == max {
+                    break;
+                }
+                let mut uri = uri;
+                let checked = match canonicalize(&srv, &mut uri) {
+                    Ok(()) => check_subscribable(&srv, &ctx, &uri).await,
+                    Err(e) => Err(e),
+                };
+                match checked {
+                    Ok(()) => ok.push(uri),
+                    Err(e) => tracing::debug!(%uri, error = ?e, "subscription not accepted"),
+                }
+            }
+        }
+        accepted.resource_subscriptions = Some(ok);
+    }
+    let listener = srv
+        .state
+        .hub
+        .listener(ctx.notifier().clone(), Some(id.clone()), max);
+    // The acknowledgement goes out before anything can be delivered.
+    ctx.notifier()
+        .notify::<SubscriptionsAcknowledged>(&SubscriptionsAcknowledgedParams {
+            notifications: accepted.clone(),
+            meta: Some(NotificationMeta::for_subscription(id.clone())),
+        });
+    if accepted.resources_list_changed == Some(true) {
+        listener.listen_to_lists();
+    }
+    for uri in accepted.resource_subscriptions.iter().flatten() {
+        // Within the bound: at most `max` were accepted.
+        let _ = listener.subscribe(uri);
+    }
+    // Runs until the client cancels (then no response follows) or the transport
+    // closes (then the completion result ends the stream gracefully).
+    ctx.closing().await;
+    drop(listener);
+    Ok(SubscriptionsListenResult {
+        result_type: None,
+        meta: ResultMeta {
+            subscription_id: Some(id),
+            ..ResultMeta::default()
+        },
+    })
+}
