@@ -355,6 +355,27 @@ async fn templates_are_listed_as_a_tool_too() {
     assert!(text_of(&t).contains("num:///{n}"));
 }
 
+#[tokio::test]
+async fn without_the_bridge_an_application_serves_its_own_tools() {
+    let server = Server::builder("x", "0")
+        .mount("sample:///", sample_set())
+        .method("tools/list", |_, _| async {
+            Ok(json!({
+                "tools": [{"name": "own", "inputSchema": {"type": "object"}}],
+                "ttlMs": 0,
+                "cacheScope": "public"
+            }))
+        })
+        .capability("tools", json!({}))
+        .build()
+        .unwrap();
+    for v in ProtocolVersion::ALL {
+        let mut p = connect_as(&server, v).await;
+        let list = p.call("tools/list", json!({})).await;
+        assert_eq!(list["result"]["tools"][0]["name"], "own", "{v}: {list}");
+    }
+}
+
 #[test]
 fn an_extension_cannot_take_the_bridges_names() {
     let built = Server::builder("x", "0")

@@ -515,9 +515,10 @@ pub(super) fn run(
             })
         }
         Call::Listen(p) => start.run(p, handlers::listen),
+        // The tools bridge's methods when it is on; an application's own otherwise.
         Call::Extension(p) => match &*method {
-            "tools/list" => start.run(p, tools::list),
-            "tools/call" => start.run(p, tools::call),
+            "tools/list" if server.state.tools.is_some() => start.run(p, tools::list),
+            "tools/call" if server.state.tools.is_some() => start.run(p, tools::call),
             _ => start.run(p, handlers::extension(&method)),
         },
         Call::Initialize(_) | Call::Unknown(_) | Call::Invalid { .. } => {
