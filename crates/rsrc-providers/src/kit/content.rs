@@ -4,8 +4,11 @@
 //!
 //! Invariants:
 //! - Text is valid UTF-8 without NUL bytes (the mark of binary data, as for git and grep)
-//!   that does not start with a binary format's magic number (a PDF can be pure ASCII);
-//!   anything else is binary, sent as a blob, never altered.
+//!   that is not a document format able to pass for text (PDF, PostScript and RTF files
+//!   can be pure ASCII: they are known by their first bytes). Anything else is binary,
+//!   sent as a blob, never altered. Other binary formats fail the UTF-8 or NUL test on
+//!   their content; their magic numbers alone (`BM`, `MZ`, `ID3`…) would also match
+//!   ordinary text that happens to start with those letters.
 //! - A type is never claimed against the content: text is never given a binary type
 //!   (`text/plain` instead), and binary content a `text/…` one.
 
@@ -16,8 +19,34 @@ use rsrc::protocol::Text;
 pub(crate) fn mime_from_name(name: &[u8]) -> Option<String> {
     let name = std::str::from_utf8(name).ok()?;
     let ext = name.rsplit_once('.')?.1;
-    let guess = mime_guess::from_ext(ext).first()?;
-    Some(normalize(guess.essence_str()))
+    by_extension(ext)
+}
+
+/// Extensions' types, remembered: the lookup in `mime_guess`'s table compares strings
+/// case-insensitively along a binary search, several thousand instructions for every
+/// file read or listed. At most this many extensions are kept.
+const KEPT_EXTENSIONS: usize = 512;
+
+fn by_extension(ext: &str) -> Option<String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock, PoisonError};
+    static KNOWN: OnceLock<Mutex<HashMap<Box<str>, Option<Box<str>>>>> = OnceLock::new();
+    let known = KNOWN.get_or_init(Mutex::default);
+    if let Some(m) = known
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(ext)
+    {
+        return m.as_deref().map(str::to_owned);
+    }
+    let found = mime_guess::from_ext(ext)
+        .first()
+        .map(|m| normalize(m.essence_str()));
+    let mut known = known.lock().unwrap_or_else(PoisonError::into_inner);
+    if known.len() < KEPT_EXTENSIONS && ext.len() <= 16 {
+        known.insert(ext.into(), found.as_deref().map(Box::from));
+    }
+    found
 }
 
 /// Types `mime_guess` spells differently from what hosts expect.
@@ -36,11 +65,17 @@ fn sniff_binary(bytes: &[u8]) -> Option<&'static str> {
         .then(|| kind.mime_type())
 }
 
+/// The first bytes of the document formats whose files can be valid UTF-8 without NUL:
+/// PDF, PostScript, RTF.
+const TEXT_LIKE_DOCUMENTS: [&[u8]; 3] = [b"%PDF-", b"%!PS", b"{\\rtf"];
+
 /// The content as text, or back as bytes if it is not text (see the module docs). The
 /// buffer becomes the text without a copy; the checks are vectorised (the UTF-8 check
 /// with SIMD, the NUL search with `memchr`).
 pub(crate) fn text_or_bytes(bytes: Vec<u8>) -> Result<Text, Vec<u8>> {
-    if sniff_binary(&bytes).is_some() || memchr::memchr(0, &bytes).is_some() {
+    if TEXT_LIKE_DOCUMENTS.iter().any(|m| bytes.starts_with(m))
+        || memchr::memchr(0, &bytes).is_some()
+    {
         return Err(bytes);
     }
     Text::from_utf8(bytes)
@@ -112,10 +147,23 @@ mod tests {
         assert_eq!(text_or_bytes(b"plain".to_vec()), Ok(Text::from("plain")));
         assert!(text_or_bytes(b"a\0b".to_vec()).is_err());
         assert!(text_or_bytes(vec![0xff, 0xfe]).is_err());
-        assert!(
-            text_or_bytes(b"%PDF-1.4\n".to_vec()).is_err(),
-            "a PDF is binary"
-        );
+        for document in [&b"%PDF-1.4\n"[..], b"%!PS-Adobe-3.0\n", b"{\\rtf1\\ansi}"] {
+            assert!(
+                text_or_bytes(document.to_vec()).is_err(),
+                "a document is binary"
+            );
+        }
+        // Text that starts like a binary format's magic number is still text.
+        for text in [
+            "BMW and MZ",
+            "MZ",
+            "ID3 tags",
+            "OggS",
+            "%!TEX root = main.tex",
+            "8BPS",
+        ] {
+            assert!(text_or_bytes(text.into()).is_ok(), "{text}");
+        }
         assert_eq!(mime_from_name(&[0xff, b'.', b'm', b'd']), None);
     }
 }
