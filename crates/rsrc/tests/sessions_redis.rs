@@ -771,6 +771,22 @@ async fn a_session_deleted_elsewhere_is_not_recreated_by_a_save_and_its_busy_cop
     // B's copy is busy: it serves the GET stream.
     let mut stream = get_stream(&at(b.addr, &sid), None).await;
     assert_eq!(stream.status, 200);
+    // B's claim of the stream is announced, and A reloads its copy when it hears it: a
+    // reload after the deletion below would end A's copy before its save is tried. A
+    // change made on B after the claim is the signal: A's copy shows it only once A has
+    // reloaded for everything B announced before it (one channel, reloads in order), and
+    // for its own subscription coming up.
+    let level = call(
+        &mut at(b.addr, &sid),
+        "logging/setLevel",
+        json!({"level": "error"}),
+    )
+    .await;
+    assert_eq!(level.json()["result"], json!({}));
+    assert!(
+        eventually(async || noisy_levels(&mut at(a.addr, &sid)).await == ["error"]).await,
+        "A hears B's changes"
+    );
     // Deleted on some instance; the announcement reaches neither A nor B.
     let k = key(&sid);
     let _: i64 = redis_cmd(

@@ -27,11 +27,13 @@ pub(crate) fn mime_from_name(name: &[u8]) -> Option<String> {
 /// file read or listed. At most this many extensions are kept.
 const KEPT_EXTENSIONS: usize = 512;
 
+/// Each extension seen, with its type or none.
+type Known = std::sync::Mutex<std::collections::HashMap<Box<str>, Option<Box<str>>>>;
+
 fn by_extension(ext: &str) -> Option<String> {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock, PoisonError};
-    static KNOWN: OnceLock<Mutex<HashMap<Box<str>, Option<Box<str>>>>> = OnceLock::new();
-    let known = KNOWN.get_or_init(Mutex::default);
+    use std::sync::{OnceLock, PoisonError};
+    static KNOWN: OnceLock<Known> = OnceLock::new();
+    let known = KNOWN.get_or_init(Known::default);
     if let Some(m) = known
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
