@@ -24,9 +24,46 @@ async fn watched(root: &Path) -> (rsrc::Server, Peer) {
 async fn watched_with(root: &Path, config: FsConfig) -> (rsrc::Server, Peer) {
     let server = server_for(FsProvider::single(root, config).unwrap(), 1000);
     let peer = peer_for(&server).await;
-    // The watcher places its watches on a thread of its own.
+    // The watcher places its watches on a thread of its own. A subscription waits for
+    // them, but list changes and silence are observed without one.
     tokio::time::sleep(Duration::from_millis(200)).await;
     (server, peer)
+}
+
+/// The watcher places its watches on a thread of its own, which takes a while in a tree
+/// of thousands of directories; subscriptions made the moment the server is up are
+/// acknowledged only once it has, so the writes that follow are all heard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_right_after_a_subscription_is_acknowledged_is_heard() {
+    let dir = tempfile::tempdir().unwrap();
+    let uris: Vec<String> = (0..3000)
+        .map(|i| {
+            let rel = format!("d{i:04}/f.txt");
+            write(dir.path(), &rel, "0");
+            format!("file:///{rel}")
+        })
+        .collect();
+    // No wait for the watcher: the subscriptions start the moment the server is up.
+    let server = server_for(
+        FsProvider::single(dir.path(), FsConfig::default()).unwrap(),
+        1000,
+    );
+    let mut peer = peer_for(&server).await;
+    let sample: Vec<String> = uris.iter().step_by(150).cloned().collect();
+    for uri in &sample {
+        let ok = peer
+            .request("resources/subscribe", json!({"uri": uri}))
+            .await;
+        assert_eq!(ok["result"], json!({}));
+    }
+    for uri in &sample {
+        let rel = uri.trim_start_matches("file:///");
+        std::fs::write(dir.path().join(rel), "1").unwrap();
+    }
+    let got = peer.drain(SETTLE).await;
+    let mut heard = updates(&got);
+    heard.sort();
+    assert_eq!(heard, sample, "every subscribed file's change is heard");
 }
 
 #[tokio::test]

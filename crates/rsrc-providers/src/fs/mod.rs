@@ -242,11 +242,18 @@ pub struct FsProvider {
 
 /// What the provider serves: its roots, the listing cache, the conversions and the
 /// settings. Shared with the threads that warm the listing cache and watch for changes.
+/// The longest a subscription waits for the watcher to place its watches.
+const ARMING_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 struct ServedRoots {
     roots: Vec<Arc<Root>>,
     cache: Option<DirCache>,
     conversions: Conversions,
     config: FsConfig,
+    /// Whether every change from now on will be seen: false from the watcher's start
+    /// until its watches are placed (`watch::start`), so a subscription is acknowledged
+    /// only once a change to its file cannot be missed.
+    armed: tokio::sync::watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for FsProvider {
@@ -335,6 +342,7 @@ impl FsProvider {
             cache,
             conversions,
             config,
+            armed: tokio::sync::watch::Sender::new(true),
         });
         if warm {
             let warming = Arc::clone(&served);
@@ -531,6 +539,16 @@ impl Provider for FsProvider {
                 Ok(r)
             }
         }
+    }
+
+    /// Accepted where a read would be, and acknowledged once the watcher's watches are
+    /// placed, so a change made right after the acknowledgement is heard. A tree too large
+    /// to watch within [`ARMING_WAIT`] is acknowledged then, while the watches go on.
+    async fn subscribe(&self, ctx: &RequestContext, uri: &str) -> Result<(), ResourceError> {
+        self.metadata(ctx, uri).await?;
+        let mut armed = self.served.armed.subscribe();
+        let _ = tokio::time::timeout(ARMING_WAIT, armed.wait_for(|armed| *armed)).await;
+        Ok(())
     }
 
     async fn read(&self, ctx: &RequestContext, uri: &str) -> Result<ReadOutput, ResourceError> {

@@ -17,6 +17,8 @@
 //! - Lost events (queue overflow, a read error) end in `list_changed` and an update of
 //!   every subscribed `file:///` URI, and the watches are rebuilt; a full watch table
 //!   (`fs.inotify.max_user_watches`) is logged once and leaves deeper directories unwatched.
+//! - A subscription is acknowledged only once the watches are placed
+//!   ([`ServedRoots::armed`]): a change made after the acknowledgement is heard.
 //! - The thread ends within half a second of the provider being dropped.
 //! - In a deployment of several instances (`rsrc::bus`), only the instance holding the
 //!   `file:///` lease publishes, to every instance; the others drop their events. An
@@ -94,7 +96,9 @@ struct Watcher {
 }
 
 /// Starts watching the served roots on a thread of its own, publishing to `feed`.
+/// Subscriptions wait until its first watches are placed ([`ServedRoots::armed`]).
 pub(super) fn start(served: &Arc<ServedRoots>, feed: ChangeFeed, window: Duration) {
+    served.armed.send_replace(false);
     let weak = Arc::downgrade(served);
     let started = std::thread::Builder::new()
         .name("rsrc-fs-watch".into())
@@ -104,6 +108,7 @@ pub(super) fn start(served: &Arc<ServedRoots>, feed: ChangeFeed, window: Duratio
         });
     if let Err(e) = started {
         tracing::warn!(error = %e, "no file watcher: changes will not be notified");
+        served.armed.send_replace(true);
     }
 }
 
@@ -114,6 +119,9 @@ fn run(served: &Weak<ServedRoots>, feed: &ChangeFeed, window: Duration, lease: &
             Ok(w) => w,
             Err(e) => {
                 tracing::warn!(error = %e, "no file watcher: changes will not be notified");
+                if let Some(t) = served.upgrade() {
+                    t.armed.send_replace(true);
+                }
                 return;
             }
         };
@@ -122,6 +130,7 @@ fn run(served: &Weak<ServedRoots>, feed: &ChangeFeed, window: Duration, lease: &
             for root in 0..t.roots.len() {
                 w.watch_tree(&t, root, RelPath::root());
             }
+            t.armed.send_replace(true);
             tracing::debug!(watches = w.dirs.len(), "watching the roots");
         }
         match w.serve(served, feed, &mut buffer) {
