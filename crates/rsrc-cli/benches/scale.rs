@@ -136,17 +136,19 @@ fn status_kib(pid: u32, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// CPU time (user + system) of a process, in seconds.
+/// CPU time of a process (every thread, user and system), in seconds: the run time of
+/// each thread from `/proc/PID/task/*/schedstat`, in nanoseconds (`/proc/PID/stat` counts
+/// 10 ms ticks, too coarse for a small tree).
 fn cpu_s(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the command (which may hold spaces) start after the last ')'.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: f64 = [11, 12]
-        .iter()
-        .filter_map(|&i| fields.get(i).and_then(|v| v.parse::<f64>().ok()))
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0.0;
+    };
+    let ns: u64 = tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
         .sum();
-    ticks / 100.0
+    ns as f64 / 1e9
 }
 
 /// A stdio server and its pipes.
@@ -190,8 +192,13 @@ impl StdioServer {
     fn call(&mut self, method: &str, params: &Value) -> Value {
         self.next_id += 1;
         let msg = json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
-        writeln!(self.input, "{msg}").expect("write a request");
-        self.input.flush().expect("flush");
+        // One write per request: the pipe is unbuffered, and formatting straight into it
+        // wrote a request in dozens of pieces, each waking the server.
+        let mut line = msg.to_string();
+        line.push('\n');
+        self.input
+            .write_all(line.as_bytes())
+            .expect("write a request");
         let mut line = String::new();
         self.output.read_line(&mut line).expect("read a response");
         let v: Value = serde_json::from_str(&line).expect("a JSON response");

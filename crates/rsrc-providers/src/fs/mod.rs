@@ -117,8 +117,11 @@ pub struct FsConfig {
     /// the modification time.
     pub modified_in_full_listing: bool,
     /// Whether the provider fills the listing cache on a thread of its own as soon as it
-    /// starts (default: yes), so that the first listing is as fast as the next ones. The
-    /// thread stops at the cache's budget.
+    /// starts (default: no), so that a listing soon after the start is as fast as the next
+    /// ones. The thread stops at the cache's budget. Off by default: a cached directory
+    /// serves only for `listing_cache_ttl`, so the warmed entries help a listing in the
+    /// first seconds only, and they cost memory until replaced (3.3 MiB of the server's
+    /// 4.4 MiB of anonymous memory at idle on a tree of 10,000 files).
     pub warm_listing_cache: bool,
     /// Whether the roots are watched for changes (Linux), so that clients may subscribe
     /// and hear of changes to the listing (default: yes).
@@ -158,7 +161,7 @@ impl Default for FsConfig {
             listing_cache_entries: 64 * 1024,
             listing_cache_ttl: Duration::from_secs(2),
             modified_in_full_listing: false,
-            warm_listing_cache: true,
+            warm_listing_cache: false,
             watch: true,
             watch_window: Duration::from_millis(50),
         }
