@@ -243,11 +243,11 @@ pub struct FsProvider {
     served: Arc<ServedRoots>,
 }
 
-/// What the provider serves: its roots, the listing cache, the conversions and the
-/// settings. Shared with the threads that warm the listing cache and watch for changes.
 /// The longest a subscription waits for the watcher to place its watches.
 const ARMING_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// What the provider serves: its roots, the listing cache, the conversions and the
+/// settings. Shared with the threads that warm the listing cache and watch for changes.
 struct ServedRoots {
     roots: Vec<Arc<Root>>,
     cache: Option<DirCache>,
