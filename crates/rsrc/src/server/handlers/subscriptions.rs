@@ -54,6 +54,17 @@ async fn check_subscribable(
     Ok(())
 }
 
+/// Refuses `method` as unknown when no provider offers subscriptions.
+fn subscriptions_offered(srv: &Server, method: &str) -> Result<(), RequestError> {
+    if offers_subscriptions(srv) {
+        Ok(())
+    } else {
+        Err(RequestError::MethodNotFound(format!(
+            "{method} (this server offers no subscriptions)"
+        )))
+    }
+}
+
 /// `resources/subscribe` on `session`.
 pub(in crate::server) async fn subscribe(
     srv: Server,
@@ -61,11 +72,7 @@ pub(in crate::server) async fn subscribe(
     mut p: ResourceParams,
     session: Arc<Session>,
 ) -> Result<EmptyResult, RequestError> {
-    if !offers_subscriptions(&srv) {
-        return Err(RequestError::MethodNotFound(
-            "resources/subscribe (this server offers no subscriptions)".into(),
-        ));
-    }
+    subscriptions_offered(&srv, "resources/subscribe")?;
     canonicalize(&srv, &mut p.uri)?;
     check_subscribable(&srv, &ctx, &p.uri).await?;
     listener_of(&srv, &session)
@@ -83,11 +90,7 @@ pub(in crate::server) async fn unsubscribe(
     mut p: ResourceParams,
     session: Arc<Session>,
 ) -> Result<EmptyResult, RequestError> {
-    if !offers_subscriptions(&srv) {
-        return Err(RequestError::MethodNotFound(
-            "resources/unsubscribe (this server offers no subscriptions)".into(),
-        ));
-    }
+    subscriptions_offered(&srv, "resources/unsubscribe")?;
     canonicalize(&srv, &mut p.uri)?;
     listener_of(&srv, &session).unsubscribe(&p.uri);
     Ok(EmptyResult::default())
