@@ -62,6 +62,7 @@ pub use filter::FilterConfig;
 #[doc(hidden)]
 pub use filter::fuzz_ignore_file;
 
+use crate::kit::armed::Armed;
 use crate::kit::content::mime_from_name;
 use crate::kit::open::io_error;
 use crate::kit::refusal::refused;
@@ -243,9 +244,6 @@ pub struct FsProvider {
     served: Arc<ServedRoots>,
 }
 
-/// The longest a subscription waits for the watcher to place its watches.
-const ARMING_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
-
 /// What the provider serves: its roots, the listing cache, the conversions and the
 /// settings. Shared with the threads that warm the listing cache and watch for changes.
 struct ServedRoots {
@@ -256,7 +254,7 @@ struct ServedRoots {
     /// Whether every change from now on will be seen: false from the watcher's start
     /// until its watches are placed (`watch::start`), so a subscription is acknowledged
     /// only once a change to its file cannot be missed.
-    armed: tokio::sync::watch::Sender<bool>,
+    armed: Armed,
 }
 
 impl std::fmt::Debug for FsProvider {
@@ -345,7 +343,7 @@ impl FsProvider {
             cache,
             conversions,
             config,
-            armed: tokio::sync::watch::Sender::new(true),
+            armed: Armed::default(),
         });
         if warm {
             let warming = Arc::clone(&served);
@@ -546,11 +544,11 @@ impl Provider for FsProvider {
 
     /// Accepted where a read would be, and acknowledged once the watcher's watches are
     /// placed, so a change made right after the acknowledgement is heard. A tree too large
-    /// to watch within [`ARMING_WAIT`] is acknowledged then, while the watches go on.
+    /// to watch within [`ARMING_WAIT`](crate::kit::armed::ARMING_WAIT) is acknowledged
+    /// then, while the watches go on.
     async fn subscribe(&self, ctx: &RequestContext, uri: &str) -> Result<(), ResourceError> {
         self.metadata(ctx, uri).await?;
-        let mut armed = self.served.armed.subscribe();
-        let _ = tokio::time::timeout(ARMING_WAIT, armed.wait_for(|armed| *armed)).await;
+        self.served.armed.wait().await;
         Ok(())
     }
 

@@ -98,7 +98,7 @@ struct Watcher {
 /// Starts watching the served roots on a thread of its own, publishing to `feed`.
 /// Subscriptions wait until its first watches are placed ([`ServedRoots::armed`]).
 pub(super) fn start(served: &Arc<ServedRoots>, feed: ChangeFeed, window: Duration) {
-    served.armed.send_replace(false);
+    served.armed.disarm();
     let weak = Arc::downgrade(served);
     let started = std::thread::Builder::new()
         .name("rsrc-fs-watch".into())
@@ -108,7 +108,7 @@ pub(super) fn start(served: &Arc<ServedRoots>, feed: ChangeFeed, window: Duratio
         });
     if let Err(e) = started {
         tracing::warn!(error = %e, "no file watcher: changes will not be notified");
-        served.armed.send_replace(true);
+        served.armed.arm();
     }
 }
 
@@ -120,7 +120,7 @@ fn run(served: &Weak<ServedRoots>, feed: &ChangeFeed, window: Duration, lease: &
             Err(e) => {
                 tracing::warn!(error = %e, "no file watcher: changes will not be notified");
                 if let Some(t) = served.upgrade() {
-                    t.armed.send_replace(true);
+                    t.armed.arm();
                 }
                 return;
             }
@@ -130,7 +130,7 @@ fn run(served: &Weak<ServedRoots>, feed: &ChangeFeed, window: Duration, lease: &
             for root in 0..t.roots.len() {
                 w.watch_tree(&t, root, RelPath::root());
             }
-            t.armed.send_replace(true);
+            t.armed.arm();
             tracing::debug!(watches = w.dirs.len(), "watching the roots");
         }
         match w.serve(served, feed, &mut buffer) {

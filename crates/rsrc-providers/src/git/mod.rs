@@ -372,6 +372,7 @@ impl Provider for GitProvider {
     /// Checks that `uri` exists (as the default does) and remembers what it resolves to
     /// now, so that the change watcher tells its subscribers exactly when that changes.
     async fn subscribe(&self, _ctx: &RequestContext, uri: &str) -> Result<(), ResourceError> {
+        self.served.subscribed.watching().await;
         let uri = uri.to_owned();
         self.blocking(move |s, repo| {
             s.metadata(repo, &uri)?;

@@ -10,6 +10,7 @@
 //! | [`rel_path`] | a path beneath a served directory, and its URI | `fs`, `skills` (Unix) |
 //! | [`open`] | opening and reading one file beneath a root handle | `fs`, `skills` (Unix) |
 //! | [`watch`] | the poll-and-digest watcher and its subscription table | `sqlite`, `postgres`, `git` |
+//! | [`armed`] | a subscription waits until its watcher sees every change | `fs`, `sqlite`, `postgres`, `git` |
 //!
 //! Two more shared pieces live beside their users: keyset paging over a sorted list is
 //! the engine's (`rsrc::keyset`, also used by `ResourceSet`), and the database resource
@@ -18,6 +19,13 @@
 //! Invariant: nothing here knows which provider calls it; a provider's own rules stay in
 //! its module.
 
+#[cfg(any(
+    feature = "fs",
+    feature = "sqlite",
+    feature = "postgres",
+    feature = "git"
+))]
+pub(crate) mod armed;
 #[cfg(any(feature = "fs", feature = "git", feature = "skills"))]
 pub(crate) mod content;
 #[cfg(all(unix, any(feature = "fs", feature = "skills")))]

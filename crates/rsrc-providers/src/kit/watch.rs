@@ -18,6 +18,9 @@
 //!   lost, at worst told to a subscriber whose resource did not change.
 //! - A subscribed URI hears `updated` when its digest differs from the one remembered (at
 //!   subscription, or at the last change), or when none is remembered.
+//! - A subscription's digest is taken only after the watcher's first look
+//!   ([`Subscribed::watching`]): a change between the two would otherwise be in both, and
+//!   never heard.
 //! - The watcher holds its source weakly and ends as soon as the source is dropped; a
 //!   look that fails is logged once until one succeeds again; a panic inside one poll (a
 //!   corrupt repository) is logged and the next poll goes on.
@@ -33,6 +36,7 @@ use std::time::Duration;
 use rsrc::ChangeFeed;
 use tokio::sync::Notify;
 
+use crate::kit::armed::Armed;
 use crate::poll::{Turn, Turns};
 
 /// The subscribed URIs of one source and the digest each had when last looked at: at
@@ -43,6 +47,8 @@ pub(crate) struct Subscribed {
     cap: usize,
     /// Told when the table (and so its source) is dropped, so that the watcher ends.
     gone: Arc<Notify>,
+    /// Disarmed while a watcher takes its first look.
+    armed: Armed,
 }
 
 impl Subscribed {
@@ -52,7 +58,15 @@ impl Subscribed {
             digests: Mutex::new(HashMap::new()),
             cap,
             gone: Arc::new(Notify::new()),
+            armed: Armed::default(),
         }
+    }
+
+    /// Waits (boundedly) until the watcher has taken the look later looks are compared
+    /// with: a subscription takes its digest after this, so that a change made after the
+    /// digest moves a later look.
+    pub(crate) async fn watching(&self) {
+        self.armed.wait().await;
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, u64>> {
@@ -149,7 +163,7 @@ pub(crate) enum Runs {
 /// Starts watching `source`: it is looked at every `interval` (in turns with the other
 /// instances) with `probe`. `first` is the look to compare the first poll with; without
 /// one, the watcher looks first thing, lease or not, so that a signal later compares with
-/// something.
+/// something, and subscriptions wait for that look ([`Subscribed::watching`]).
 pub(crate) fn start<S: Source>(
     source: &Arc<S>,
     feed: &ChangeFeed,
@@ -160,6 +174,9 @@ pub(crate) fn start<S: Source>(
 ) {
     let turns = Turns::new(feed, source.topic());
     let gone = Arc::clone(&source.subscribed().gone);
+    if first.is_none() {
+        source.subscribed().armed.disarm();
+    }
     let watching = run(Arc::downgrade(source), turns, gone, interval, probe, first);
     let name = match runs {
         #[cfg(feature = "postgres")]
@@ -173,22 +190,26 @@ pub(crate) fn start<S: Source>(
         #[cfg(any(feature = "sqlite", feature = "git"))]
         Runs::Thread(name) => name,
     };
+    let weak = Arc::downgrade(source);
     let started = std::thread::Builder::new().name(name).spawn(move || {
         match tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
         {
             Ok(rt) => rt.block_on(watching),
-            Err(e) => unwatched(&e),
+            Err(e) => unwatched(&weak, &e),
         }
     });
     if let Err(e) = started {
-        unwatched(&e);
+        unwatched(&Arc::downgrade(source), &e);
     }
 }
 
-fn unwatched(e: &std::io::Error) {
+fn unwatched<S: Source>(source: &Weak<S>, e: &std::io::Error) {
     tracing::warn!(error = %e, "no change watcher: changes will not be notified");
+    if let Some(s) = source.upgrade() {
+        s.subscribed().armed.arm();
+    }
 }
 
 async fn run<S: Source>(
@@ -203,10 +224,12 @@ async fn run<S: Source>(
         Some(look) => Some(look),
         None => {
             let Some(s) = source.upgrade() else { return };
-            match Guarded(Box::pin(s.look(&mut probe))).await {
+            let look = match Guarded(Box::pin(s.look(&mut probe))).await {
                 Ok(Ok(look)) => Some(look),
                 _ => None,
-            }
+            };
+            s.subscribed().armed.arm();
+            look
         }
     };
     let mut failing = false;
@@ -364,6 +387,93 @@ mod tests {
         }))
         .await;
         assert!(panicked.is_err());
+    }
+
+    /// A source whose first look waits until `open` is told.
+    #[cfg(any(feature = "sqlite", feature = "git"))]
+    struct SlowFirstLook {
+        subscribed: Subscribed,
+        open: Arc<Notify>,
+    }
+
+    #[cfg(any(feature = "sqlite", feature = "git"))]
+    impl Source for SlowFirstLook {
+        type Look = u8;
+        type Probe = bool;
+
+        fn topic(&self) -> &str {
+            "db://slow"
+        }
+
+        fn subscribed(&self) -> &Subscribed {
+            &self.subscribed
+        }
+
+        async fn look(&self, looked: &mut bool) -> Result<u8, String> {
+            if !std::mem::replace(looked, true) {
+                self.open.notified().await;
+            }
+            Ok(0)
+        }
+
+        async fn moved(&self, _: &mut bool, _: &u8, _: &u8, _: &ChangeFeed) {}
+
+        async fn digest(&self, _: &mut bool, _: &u8, _: &str) -> Result<Option<u64>, String> {
+            Ok(Some(0))
+        }
+    }
+
+    #[cfg(any(feature = "sqlite", feature = "git"))]
+    #[tokio::test]
+    async fn a_subscription_waits_for_the_watchers_first_look() {
+        let server = rsrc::Server::builder("t", "0").build().unwrap();
+        let source = Arc::new(SlowFirstLook {
+            subscribed: Subscribed::new(8),
+            open: Arc::new(Notify::new()),
+        });
+        start(
+            &source,
+            &server.changes(),
+            Duration::from_millis(10),
+            false,
+            None,
+            Runs::Thread("rsrc-test-watch".into()),
+        );
+        let waiting = tokio::spawn({
+            let source = Arc::clone(&source);
+            async move { source.subscribed.watching().await }
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(
+            !waiting.is_finished(),
+            "no look yet: the subscription waits"
+        );
+        source.open.notify_one();
+        tokio::time::timeout(Duration::from_secs(4), waiting)
+            .await
+            .expect("the first look ends the wait")
+            .unwrap();
+    }
+
+    #[cfg(any(feature = "sqlite", feature = "git"))]
+    #[tokio::test]
+    async fn a_watcher_given_its_first_look_keeps_no_subscription_waiting() {
+        let server = rsrc::Server::builder("t", "0").build().unwrap();
+        let source = Arc::new(SlowFirstLook {
+            subscribed: Subscribed::new(8),
+            open: Arc::new(Notify::new()),
+        });
+        start(
+            &source,
+            &server.changes(),
+            Duration::from_millis(10),
+            true,
+            Some(0),
+            Runs::Thread("rsrc-test-watch".into()),
+        );
+        tokio::time::timeout(Duration::from_secs(1), source.subscribed.watching())
+            .await
+            .expect("no wait");
     }
 
     #[tokio::test]

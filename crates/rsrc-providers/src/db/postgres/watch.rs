@@ -140,8 +140,10 @@ impl Database {
         Ok(h.finish())
     }
 
-    /// Records the digest of a URI just subscribed to, so its first change is told apart.
+    /// Records the digest of a URI just subscribed to, so its first change is told apart
+    /// (once the watcher has its first look, see [`Subscribed::watching`]).
     pub(super) async fn remember(&self, uri: &str) {
+        self.subscribed.watching().await;
         if let Ok(d) = self.digest(uri).await {
             self.subscribed.remember(uri, d);
         }

@@ -127,6 +127,7 @@ impl Provider for SqliteProvider {
 
     async fn subscribe(&self, _ctx: &RequestContext, uri: &str) -> Result<(), ResourceError> {
         let (_, db) = self.resolve(uri)?;
+        db.subscribed.watching().await;
         let owned = uri.to_owned();
         let digest = self
             .blocking_on(Arc::clone(&db), uri, move |db, c, cat| {
