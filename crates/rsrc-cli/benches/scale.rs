@@ -5,6 +5,7 @@
 //! cargo bench -p rsrc-cli --bench scale              # everything (~10 min on 2 cores)
 //! cargo bench -p rsrc-cli --bench scale -- listing 1000000
 //! cargo bench -p rsrc-cli --bench scale -- listen 10000
+//! cargo bench -p rsrc-cli --bench scale -- listen 10000 --threads=2
 //! cargo bench -p rsrc-cli --bench scale -- sessions 10000
 //! cargo bench -p rsrc-cli --bench scale -- growth
 //! ```
@@ -23,6 +24,9 @@
 //! - `growth`: the table of how listing, reading and notifying grow with the tree
 //!   (1k … 1M files) and with the listeners (1 … 10k).
 //!
+//! The HTTP server runs with `serve`'s default of one worker thread; `--threads=N` gives
+//! it N (`rsrc serve --threads N`).
+//!
 //! Nothing here asserts a time: these are measurements, printed as markdown rows.
 #![allow(clippy::print_stdout)] // The report is the output.
 
@@ -31,6 +35,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
+use std::sync::atomic::AtomicU16;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -44,8 +49,13 @@ use tokio::sync::Mutex;
 const WINDOW_MS: f64 = 20.0;
 /// Writes of the watched file per measurement.
 const WRITES: usize = 20;
+/// The HTTP server's worker threads (`--threads=N`; `serve`'s default is one).
+static THREADS: AtomicU16 = AtomicU16::new(1);
 
 fn main() {
+    if let Some(n) = std::env::args().find_map(|a| a.strip_prefix("--threads=")?.parse().ok()) {
+        THREADS.store(n, Ordering::Relaxed);
+    }
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with("--"))
@@ -136,19 +146,45 @@ fn status_kib(pid: u32, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// CPU time of a process (every thread, user and system), in seconds: the run time of
-/// each thread from `/proc/PID/task/*/schedstat`, in nanoseconds (`/proc/PID/stat` counts
-/// 10 ms ticks, too coarse for a small tree).
+/// CPU time of a process (every thread, user and system, including threads that have
+/// ended), in seconds: the live threads' run time from `/proc/PID/task/*/schedstat`, in
+/// nanoseconds, plus what ended threads used, which only the process's `/proc/PID/stat`
+/// keeps (in 10 ms ticks: the whole process minus its live threads).
 fn cpu_s(pid: u32) -> f64 {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return 0.0;
     };
-    let ns: u64 = tasks
-        .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .sum();
-    ns as f64 / 1e9
+    let (mut live_ns, mut live_ticks) = (0u64, 0u64);
+    for task in tasks.flatten() {
+        let path = task.path();
+        live_ns += std::fs::read_to_string(path.join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0);
+        live_ticks += stat_ticks(&path.join("stat"));
+    }
+    let ended_ticks =
+        stat_ticks(Path::new(&format!("/proc/{pid}/stat"))).saturating_sub(live_ticks);
+    live_ns as f64 / 1e9 + ended_ticks as f64 / 100.0
+}
+
+/// User plus system time in a `stat` file, in clock ticks (100 per second).
+fn stat_ticks(path: &Path) -> u64 {
+    let Ok(stat) = std::fs::read_to_string(path) else {
+        return 0;
+    };
+    // After the command name in parentheses: state is field 3, utime 14, stime 15.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let field = |n: usize| {
+        fields
+            .get(n - 3)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    field(14) + field(15)
 }
 
 /// A stdio server and its pipes.
@@ -331,6 +367,7 @@ impl HttpServer {
             .args(["--max-connections", &(streams + 64).to_string()])
             .args(["--max-streams", &(streams + 64).to_string()])
             .args(["--max-sessions", &(streams + 64).to_string()])
+            .args(["--threads", &THREADS.load(Ordering::Relaxed).to_string()])
             .arg(dir.path())
             .stdout(Stdio::null())
             .spawn()
@@ -533,7 +570,10 @@ async fn listen(n: usize, print: bool) -> (f64, f64, f64) {
     let per_stream = (after.saturating_sub(before)) as f64 / n.saturating_sub(16).max(1) as f64;
     let (p50, p99, missing) = delays(&server, &seen, &last, n).await;
     if print {
-        println!("\n### {n} subscriptions/listen streams over HTTP, one instance\n");
+        println!(
+            "\n### {n} subscriptions/listen streams over HTTP, one instance, {} worker thread(s)\n",
+            THREADS.load(Ordering::Relaxed)
+        );
         println!(
             "| streams | opened per s | memory per idle stream | write → last notification, beyond the {WINDOW_MS} ms window: p50 | p99 | notifications missing |"
         );
@@ -637,7 +677,10 @@ async fn sessions(n: usize) {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_streams = server.rss_kib() as f64 / 1024.0;
     let (p50, p99, missing) = delays(&server, &seen, &last, n).await;
-    println!("\n### {n} legacy (2025-11-25) HTTP sessions, one instance\n");
+    println!(
+        "\n### {n} legacy (2025-11-25) HTTP sessions, one instance, {} worker thread(s)\n",
+        THREADS.load(Ordering::Relaxed)
+    );
     println!(
         "| sessions | initializes per s | server CPU per initialize | memory per session | RSS with every GET stream open | write → last notification beyond the window: p50 | p99 | missing |"
     );

@@ -426,6 +426,55 @@ async fn several_roots_are_named_collections() {
     );
 }
 
+/// A large directory's metadata is read on several threads: every file still comes once,
+/// in order, with its own size.
+#[tokio::test]
+async fn a_large_directory_lists_every_file_in_order_with_its_own_size() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..1500 {
+        write(dir.path(), &format!("big/f{i:04}.txt"), "x".repeat(i % 97));
+    }
+    let mut peer = serve_dir_with(dir.path(), FsConfig::default(), 400).await;
+    let mut params = json!({});
+    let mut seen = Vec::new();
+    loop {
+        let resp = peer.request("resources/list", params.clone()).await;
+        for r in resp["result"]["resources"].as_array().unwrap() {
+            let uri = r["uri"].as_str().unwrap().to_owned();
+            let i: usize = uri["file:///big/f".len()..][..4].parse().unwrap();
+            assert_eq!(r["size"], json!(i % 97), "{uri}");
+            seen.push(i);
+        }
+        match resp["result"]["nextCursor"].as_str() {
+            Some(c) => params = json!({"cursor": c}),
+            None => break,
+        }
+    }
+    assert_eq!(seen, (0..1500).collect::<Vec<_>>());
+}
+
+/// The next page is walked ahead while the client reads this one; what it then lists is
+/// still as fresh as without the walk ahead.
+#[tokio::test]
+async fn the_page_after_a_change_shows_the_change() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["f0", "f1", "f2", "f3", "f4"] {
+        write(dir.path(), &format!("a/{f}.txt"), f);
+    }
+    let mut peer = serve_dir_with(dir.path(), FsConfig::default(), 2).await;
+    let first = peer.request("resources/list", json!({})).await;
+    let cursor = first["result"]["nextCursor"].as_str().unwrap().to_owned();
+    // Time for the walk ahead of the second page to finish.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    write(dir.path(), "a/f1b.txt", "new");
+    std::fs::remove_file(dir.path().join("a/f3.txt")).unwrap();
+    let rest = walk(&mut peer, json!({"cursor": cursor})).await;
+    assert_eq!(
+        rest,
+        ["file:///a/f1b.txt", "file:///a/f2.txt", "file:///a/f4.txt"]
+    );
+}
+
 #[test]
 fn pagination_is_stable_while_files_are_created_and_deleted() {
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -8,9 +8,12 @@
 //!   child's name ([`rsrc::keyset`]), so pages stay correct while files come and go.
 //! - Memory per page is bounded by the page size, whatever the tree's size.
 //! - A search examines at most [`SEARCH_SCAN`] files per call and says where to go on.
+//! - Listings and searches run on blocking threads ([`blocking`]): a page costs a system
+//!   call or two per file, which must not hold up the runtime's other requests.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
+use std::sync::Arc;
 
 use rsrc::{ListEntry, Page, ResourceError, SearchRequest, keyset};
 
@@ -35,7 +38,37 @@ fn position(root: usize, path: &RelPath) -> Vec<u8> {
     v
 }
 
+/// Runs `f` on a blocking thread of the runtime.
+pub(super) async fn blocking<T: Send + 'static>(
+    served: &Arc<ServedRoots>,
+    f: impl FnOnce(&ServedRoots) -> Result<T, ResourceError> + Send + 'static,
+) -> Result<T, ResourceError> {
+    let served = Arc::clone(served);
+    tokio::task::spawn_blocking(move || f(&served))
+        .await
+        .map_err(|e| ResourceError::internal(format!("listing: {e}")))?
+}
+
 impl ServedRoots {
+    /// The default listing ([`list_files`](Self::list_files)) on a blocking thread, once
+    /// the walk ahead for this page (if any) is done; then, if every directory of this
+    /// page was cached, the next page is walked ahead (see [`super::ahead`]).
+    pub(super) async fn list_files_ahead(
+        self: &Arc<Self>,
+        after: Option<Vec<u8>>,
+        limit: usize,
+    ) -> Result<Page, ResourceError> {
+        self.ahead.wait(after.as_deref(), limit).await;
+        let (page, cached) = blocking(self, move |s| s.list_files(after.as_deref(), limit)).await?;
+        if cached && let Some(next) = &page.next {
+            let (served, from) = (Arc::clone(self), next.clone());
+            self.ahead.start(next.clone(), limit, move || {
+                let _ = served.list_files(Some(&from), limit);
+            });
+        }
+        Ok(page)
+    }
+
     /// A file as the recursive listing shows it, encoded once per cached entry.
     pub(super) fn listed(&self, root: usize, dir: &RelPath, e: &walk::Entry) -> ListEntry {
         e.listed
@@ -66,20 +99,23 @@ impl ServedRoots {
         }
     }
 
-    /// The default listing: every exposed file of every root, in walk order.
+    /// The default listing: every exposed file of every root, in walk order; and whether
+    /// every directory it walked is in the listing cache now.
     pub(super) fn list_files(
         &self,
         after: Option<&[u8]>,
         limit: usize,
-    ) -> Result<Page, ResourceError> {
+    ) -> Result<(Page, bool), ResourceError> {
         let (mut root, mut pos) = Self::walk_position(after)?;
         let mut resources = Vec::with_capacity(limit.min(4096));
+        let mut cached = self.cache.is_some();
         while root < self.roots.len() {
             let want = limit - resources.len();
-            let (paths, more) =
-                walk::files_after(&self.scope(root), pos.as_ref(), want).map_err(|e| {
-                    ResourceError::internal(format!("listing {}: {e}", self.roots[root].name))
-                })?;
+            let scope = self.scope(root);
+            let (paths, more) = walk::files_after(&scope, pos.as_ref(), want).map_err(|e| {
+                ResourceError::internal(format!("listing {}: {e}", self.roots[root].name))
+            })?;
+            cached &= !scope.uncached.get();
             resources.extend(paths.iter().map(|(dir, e)| self.listed(root, dir, e)));
             let last = paths.last().map(|(dir, e)| dir.join(&e.name));
             if more || (resources.len() >= limit && root + 1 < self.roots.len()) {
@@ -87,20 +123,22 @@ impl ServedRoots {
                     Some(last) if more => position(root, &last),
                     _ => position(root + 1, &RelPath::root()),
                 };
-                return Ok(Page {
+                let page = Page {
                     resources,
                     next: Some(next),
                     cache: self.config.cache,
-                });
+                };
+                return Ok((page, cached));
             }
             root += 1;
             pos = None;
         }
-        Ok(Page {
+        let page = Page {
             resources,
             next: None,
             cache: self.config.cache,
-        })
+        };
+        Ok((page, cached))
     }
 
     /// The files whose path (from the root, with the root's name when several are

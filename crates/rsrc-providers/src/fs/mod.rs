@@ -23,11 +23,12 @@
 //! This file holds the settings, the roots and how a URI resolves to a path in one;
 //! `list.rs` the listings and search, `read.rs` reading files and directories,
 //! `complete.rs` completion; `walk.rs` and `cache.rs` the sorted, resumable walks and the
-//! listing cache under them, `filter.rs` what is exposed, `convert.rs` format
-//! conversions, `watch.rs` change notifications. Opening and reading one file safely,
+//! listing cache under them, `ahead.rs` the walk ahead of the next page, `filter.rs` what
+//! is exposed, `convert.rs` format conversions, `watch.rs` change notifications. Opening and reading one file safely,
 //! paths and URI segments, and content types are shared with other providers
 //! (`crate::kit`).
 
+mod ahead;
 mod cache;
 mod complete;
 mod convert;
@@ -69,9 +70,11 @@ use crate::kit::refusal::refused;
 use crate::kit::rel_path::RelPath;
 use crate::kit::segment::push_path_segment;
 use crate::kit::source_name::is_segment_name;
+use ahead::Ahead;
 use cache::DirCache;
 use convert::Conversions;
 use filter::Filter;
+use list::blocking;
 use walk::{Info, Scope};
 
 /// The URI prefix of the filesystem provider.
@@ -249,6 +252,8 @@ pub struct FsProvider {
 struct ServedRoots {
     roots: Vec<Arc<Root>>,
     cache: Option<DirCache>,
+    /// The walks ahead of the recursive listing's next pages (with the listing cache only).
+    ahead: Ahead,
     conversions: Conversions,
     config: FsConfig,
     /// Whether every change from now on will be seen: false from the watcher's start
@@ -341,6 +346,7 @@ impl FsProvider {
         let served = Arc::new(ServedRoots {
             roots: opened,
             cache,
+            ahead: Ahead::default(),
             conversions,
             config,
             armed: Armed::default(),
@@ -378,6 +384,7 @@ impl ServedRoots {
             dir: &self.roots[index].dir,
             filter: &self.roots[index].filter,
             cache: self.cache.as_ref(),
+            uncached: std::cell::Cell::new(false),
         }
     }
 
@@ -516,9 +523,16 @@ impl Provider for FsProvider {
         _ctx: &RequestContext,
         req: ListRequest<'_>,
     ) -> Result<Page, ResourceError> {
+        let (after, limit) = (req.after.map(<[u8]>::to_vec), req.limit);
         match req.parent {
-            None => self.served.list_files(req.after, req.limit),
-            Some(uri) => self.served.list_children(uri, req.after, req.limit),
+            None => self.served.list_files_ahead(after, limit).await,
+            Some(uri) => {
+                let uri = uri.to_owned();
+                blocking(&self.served, move |s| {
+                    s.list_children(&uri, after.as_deref(), limit)
+                })
+                .await
+            }
         }
     }
 
@@ -527,7 +541,12 @@ impl Provider for FsProvider {
         _ctx: &RequestContext,
         req: SearchRequest<'_>,
     ) -> Result<Option<Page>, ResourceError> {
-        self.served.search_files(&req).map(Some)
+        let (words, after, limit) = (req.words.to_vec(), req.after.map(<[u8]>::to_vec), req.limit);
+        blocking(&self.served, move |s| {
+            s.search_files(&SearchRequest::new(&words, after.as_deref(), limit))
+        })
+        .await
+        .map(Some)
     }
 
     async fn metadata(&self, _ctx: &RequestContext, uri: &str) -> Result<Resource, ResourceError> {

@@ -11,6 +11,7 @@
 //! max-heap), so a page costs memory proportional to the page size times the depth, even
 //! for a directory of a million files.
 
+use std::cell::Cell;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::ffi::{OsStr, OsString};
@@ -122,6 +123,9 @@ pub(crate) struct Scope<'a> {
     pub(crate) dir: &'a Dir,
     pub(crate) filter: &'a Filter,
     pub(crate) cache: Option<&'a DirCache>,
+    /// Set when a directory of the walk was scanned without being cached (no cache, or
+    /// too large for it).
+    pub(crate) uncached: Cell<bool>,
 }
 
 /// The kind of `name` in `dir`: files and directories as they are; a symlink is followed
@@ -212,15 +216,56 @@ fn entry_info(handle: &Dir, name: &OsStr) -> Option<Info> {
     handle.symlink_metadata(name).ok().map(|md| Info::from(&md))
 }
 
-/// Reads the metadata of selected candidates, relative to the open directory.
-fn resolve(handle: &Dir, candidates: impl IntoIterator<Item = Candidate>) -> Vec<Entry> {
+/// Candidates per thread when reading their metadata: below twice this, one thread.
+const RESOLVE_SHARE: usize = 256;
+/// Most threads reading one directory's metadata.
+const RESOLVE_THREADS: usize = 4;
+
+/// Reads the metadata of selected candidates (in order), relative to the open directory.
+/// One `statx` per candidate is most of a listing's cost, and the kernel serves them in
+/// parallel, so a large directory's are shared among a few scoped threads (as many as the
+/// cores, at most [`RESOLVE_THREADS`], each with at least [`RESOLVE_SHARE`]), which only
+/// read metadata: the entries are built (and allocated) on the caller's thread. A share
+/// whose thread cannot be started is read by the caller's thread.
+fn resolve(handle: &Dir, candidates: Vec<Candidate>) -> Vec<Entry> {
+    // Asked once: the answer reads the process's cgroup limits.
+    static CORES: std::sync::LazyLock<usize> =
+        std::sync::LazyLock::new(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let threads = (candidates.len() / RESOLVE_SHARE).clamp(1, (*CORES).min(RESOLVE_THREADS));
+    let infos: Vec<Option<Info>> = if threads == 1 {
+        candidates.iter().map(|c| info_of(handle, c)).collect()
+    } else {
+        let mut shares = candidates.chunks(candidates.len().div_ceil(threads));
+        let first = shares.next().unwrap_or_default();
+        let read = |share: &[Candidate]| -> Vec<Option<Info>> {
+            share.iter().map(|c| info_of(handle, c)).collect()
+        };
+        std::thread::scope(|scope| {
+            let running: Vec<_> = shares
+                .map(|share| {
+                    let thread = std::thread::Builder::new()
+                        .name("rsrc-fs-stat".into())
+                        .spawn_scoped(scope, move || read(share));
+                    (share, thread.ok())
+                })
+                .collect();
+            let mut infos = read(first);
+            for (share, thread) in running {
+                // Each share's infos, in order, whatever happened to its thread.
+                infos.extend(
+                    thread
+                        .and_then(|t| t.join().ok())
+                        .unwrap_or_else(|| read(share)),
+                );
+            }
+            infos
+        })
+    };
     candidates
         .into_iter()
-        .filter_map(|c| {
-            let info = match c.source {
-                Source::Entry => entry_info(handle, &c.name)?,
-                Source::Followed(info) => info,
-            };
+        .zip(infos)
+        .filter_map(|(c, info)| {
+            let info = info?;
             // Something else may have replaced the entry since the scan.
             (info.is_dir == (c.kind == Kind::Dir)).then(|| Entry {
                 name: Arc::from(c.name),
@@ -230,6 +275,14 @@ fn resolve(handle: &Dir, candidates: impl IntoIterator<Item = Candidate>) -> Vec
             })
         })
         .collect()
+}
+
+/// The metadata of one candidate: read now, or already read through its link.
+fn info_of(handle: &Dir, c: &Candidate) -> Option<Info> {
+    match c.source {
+        Source::Entry => entry_info(handle, &c.name),
+        Source::Followed(info) => Some(info),
+    }
 }
 
 /// The entries after `after`, at most `n`, from a sorted listing.
@@ -298,6 +351,7 @@ pub(crate) fn next_entries(
             return Ok(slice(&cached.entries, after, n));
         }
     }
+    scope.uncached.set(true);
     let mut heap: BinaryHeap<Candidate> = BinaryHeap::with_capacity(n.min(4096) + 1);
     for item in handle.entries()? {
         let Ok(item) = item else { continue };

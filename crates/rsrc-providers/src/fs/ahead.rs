@@ -1,0 +1,129 @@
+//! Reading the next page of the recursive listing ahead: while the client takes in one
+//! page, a blocking thread walks the next one, which fills the listing cache (and encodes
+//! its entries); the request for that page waits for the walk if it is still going, then
+//! lists from the cache. Paging through a large tree then costs the time of the slower of
+//! client and server, not of both in turn.
+//!
+//! Invariants:
+//! - What a client sees is never older than without reading ahead: the page itself is
+//!   listed when asked for, and the cache's own rules (a directory's stamp, its time to
+//!   live) decide what of the read-ahead walk is still current.
+//! - At most [`SLOTS`] walks are remembered (one per client paging at once); the oldest
+//!   goes first. A walk nobody asks for costs one page of work, and one whose slot is gone
+//!   before it starts costs nothing.
+
+use std::collections::VecDeque;
+use std::sync::{Mutex, PoisonError};
+
+use tokio::sync::oneshot;
+
+/// Most walks remembered at once.
+const SLOTS: usize = 4;
+
+/// A walk ahead, for the page it reads: ends when the walk does.
+struct Slot {
+    after: Vec<u8>,
+    limit: usize,
+    done: oneshot::Receiver<()>,
+}
+
+/// The walks ahead.
+#[derive(Default)]
+pub(super) struct Ahead {
+    slots: Mutex<VecDeque<Slot>>,
+}
+
+impl std::fmt::Debug for Ahead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Ahead")
+    }
+}
+
+impl Ahead {
+    /// Waits for the walk ahead for a page from `after` of at most `limit`, if there is
+    /// one (it is forgotten: a walk serves one request).
+    pub(super) async fn wait(&self, after: Option<&[u8]>, limit: usize) {
+        let Some(after) = after else { return };
+        let slot = {
+            let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(i) = slots
+                .iter()
+                .position(|s| s.after == after && s.limit == limit)
+            else {
+                return;
+            };
+            slots.remove(i)
+        };
+        if let Some(slot) = slot {
+            let _ = slot.done.await;
+        }
+    }
+
+    /// Starts `walk`, the page from `after` of at most `limit`, on a blocking thread of
+    /// the current runtime (nothing happens outside one).
+    pub(super) fn start(&self, after: Vec<u8>, limit: usize, walk: impl FnOnce() + Send + 'static) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (tx, done) = oneshot::channel();
+        {
+            let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+            slots.retain(|s| s.after != after);
+            if slots.len() == SLOTS {
+                slots.pop_front();
+            }
+            slots.push_back(Slot { after, limit, done });
+        }
+        runtime.spawn_blocking(move || {
+            if !tx.is_closed() {
+                walk();
+                let _ = tx.send(());
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_request_waits_for_the_walk_of_its_page_only() {
+        let ahead = Ahead::default();
+        let walked = Arc::new(AtomicUsize::new(0));
+        let gate = Arc::new(std::sync::Barrier::new(2));
+        {
+            let (walked, gate) = (Arc::clone(&walked), Arc::clone(&gate));
+            ahead.start(b"p".to_vec(), 10, move || {
+                gate.wait();
+                walked.fetch_add(1, Ordering::SeqCst);
+            });
+        }
+        // Other pages do not wait.
+        ahead.wait(Some(b"p"), 20).await;
+        ahead.wait(Some(b"q"), 10).await;
+        ahead.wait(None, 10).await;
+        assert_eq!(walked.load(Ordering::SeqCst), 0);
+        let waiting = tokio::spawn(async move { ahead.wait(Some(b"p"), 10).await });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished(), "its walk is still going");
+        gate.wait();
+        waiting.await.unwrap();
+        assert_eq!(walked.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn the_oldest_walk_is_forgotten_first() {
+        let ahead = Ahead::default();
+        for n in 0..=SLOTS {
+            ahead.start(vec![u8::try_from(n).unwrap()], 10, || {});
+        }
+        let slots = ahead.slots.lock().unwrap();
+        let kept: Vec<u8> = slots.iter().map(|s| s.after[0]).collect();
+        assert_eq!(kept, (1..=u8::try_from(SLOTS).unwrap()).collect::<Vec<_>>());
+    }
+}
