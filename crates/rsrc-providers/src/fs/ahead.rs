@@ -2,7 +2,9 @@
 //! page, a blocking thread walks the next one, which fills the listing cache (and encodes
 //! its entries); the request for that page waits for the walk if it is still going, then
 //! lists from the cache. Paging through a large tree then costs the time of the slower of
-//! client and server, not of both in turn.
+//! client and server, not of both in turn. The walks go on only while pages need
+//! directories scanned: through a tree the cache already holds, a walk ahead would only
+//! do the cheap part twice (`ServedRoots::list_files` says which).
 //!
 //! Invariants:
 //! - What a client sees is never older than without reading ahead: the page itself is
@@ -20,11 +22,12 @@ use tokio::sync::oneshot;
 /// Most walks remembered at once.
 const SLOTS: usize = 4;
 
-/// A walk ahead, for the page it reads: ends when the walk does.
+/// A walk ahead, for the page it reads: says, when the walk ends, whether walking the
+/// page after it is worth it too.
 struct Slot {
     after: Vec<u8>,
     limit: usize,
-    done: oneshot::Receiver<()>,
+    done: oneshot::Receiver<bool>,
 }
 
 /// The walks ahead.
@@ -41,27 +44,35 @@ impl std::fmt::Debug for Ahead {
 
 impl Ahead {
     /// Waits for the walk ahead for a page from `after` of at most `limit`, if there is
-    /// one (it is forgotten: a walk serves one request).
-    pub(super) async fn wait(&self, after: Option<&[u8]>, limit: usize) {
-        let Some(after) = after else { return };
+    /// one (it is forgotten: a walk serves one request); whether it found walking the
+    /// page after it worth it (false without one).
+    pub(super) async fn wait(&self, after: Option<&[u8]>, limit: usize) -> bool {
+        let Some(after) = after else { return false };
         let slot = {
             let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
             let Some(i) = slots
                 .iter()
                 .position(|s| s.after == after && s.limit == limit)
             else {
-                return;
+                return false;
             };
             slots.remove(i)
         };
-        if let Some(slot) = slot {
-            let _ = slot.done.await;
+        match slot {
+            Some(slot) => slot.done.await.unwrap_or(false),
+            None => false,
         }
     }
 
     /// Starts `walk`, the page from `after` of at most `limit`, on a blocking thread of
-    /// the current runtime (nothing happens outside one).
-    pub(super) fn start(&self, after: Vec<u8>, limit: usize, walk: impl FnOnce() + Send + 'static) {
+    /// the current runtime (nothing happens outside one); it returns whether walking the
+    /// page after it is worth it.
+    pub(super) fn start(
+        &self,
+        after: Vec<u8>,
+        limit: usize,
+        walk: impl FnOnce() -> bool + Send + 'static,
+    ) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
@@ -76,8 +87,7 @@ impl Ahead {
         }
         runtime.spawn_blocking(move || {
             if !tx.is_closed() {
-                walk();
-                let _ = tx.send(());
+                let _ = tx.send(walk());
             }
         });
     }
@@ -101,18 +111,19 @@ mod tests {
             ahead.start(b"p".to_vec(), 10, move || {
                 gate.wait();
                 walked.fetch_add(1, Ordering::SeqCst);
+                true
             });
         }
         // Other pages do not wait.
-        ahead.wait(Some(b"p"), 20).await;
-        ahead.wait(Some(b"q"), 10).await;
-        ahead.wait(None, 10).await;
+        assert!(!ahead.wait(Some(b"p"), 20).await);
+        assert!(!ahead.wait(Some(b"q"), 10).await);
+        assert!(!ahead.wait(None, 10).await);
         assert_eq!(walked.load(Ordering::SeqCst), 0);
         let waiting = tokio::spawn(async move { ahead.wait(Some(b"p"), 10).await });
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(!waiting.is_finished(), "its walk is still going");
         gate.wait();
-        waiting.await.unwrap();
+        assert!(waiting.await.unwrap(), "what the walk found");
         assert_eq!(walked.load(Ordering::SeqCst), 1);
     }
 
@@ -120,7 +131,7 @@ mod tests {
     async fn the_oldest_walk_is_forgotten_first() {
         let ahead = Ahead::default();
         for n in 0..=SLOTS {
-            ahead.start(vec![u8::try_from(n).unwrap()], 10, || {});
+            ahead.start(vec![u8::try_from(n).unwrap()], 10, || false);
         }
         let slots = ahead.slots.lock().unwrap();
         let kept: Vec<u8> = slots.iter().map(|s| s.after[0]).collect();

@@ -9,7 +9,9 @@
 //! - Memory per page is bounded by the page size, whatever the tree's size.
 //! - A search examines at most [`SEARCH_SCAN`] files per call and says where to go on.
 //! - Listings and searches run on blocking threads ([`blocking`]): a page costs a system
-//!   call or two per file, which must not hold up the runtime's other requests.
+//!   call or two per file, which must not hold up the runtime's other requests. The one
+//!   exception costs a system call per directory: a page of the recursive listing that
+//!   the listing cache holds whole is listed where it is asked for.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -17,7 +19,7 @@ use std::sync::Arc;
 
 use rsrc::{ListEntry, Page, ResourceError, SearchRequest, keyset};
 
-use super::walk::{self, Info};
+use super::walk::{self, Info, Scope};
 use super::{ServedRoots, Target};
 use crate::kit::open::io_error;
 use crate::kit::rel_path::RelPath;
@@ -50,20 +52,38 @@ pub(super) async fn blocking<T: Send + 'static>(
 }
 
 impl ServedRoots {
-    /// The default listing ([`list_files`](Self::list_files)) on a blocking thread, once
-    /// the walk ahead for this page (if any) is done; then, if every directory of this
-    /// page was cached, the next page is walked ahead (see [`super::ahead`]).
+    /// The default listing ([`list_files`](Self::list_files)), once the walk ahead for
+    /// this page (if any) is done: on this thread if the listing cache holds the whole
+    /// page, else on a blocking thread. Then the next page is walked ahead
+    /// (see [`super::ahead`]) if this page's walk, or the walk ahead of it, found it worth
+    /// it: through a tree the cache holds, nothing is walked twice.
     pub(super) async fn list_files_ahead(
         self: &Arc<Self>,
         after: Option<Vec<u8>>,
         limit: usize,
     ) -> Result<Page, ResourceError> {
-        self.ahead.wait(after.as_deref(), limit).await;
-        let (page, cached) = blocking(self, move |s| s.list_files(after.as_deref(), limit)).await?;
-        if cached && let Some(next) = &page.next {
+        let walked_ahead = self.ahead.wait(after.as_deref(), limit).await;
+        // From the cache on this thread when it holds the whole page (no hop), else on a
+        // blocking thread.
+        let (page, worth) = match self.list_files(after.as_deref(), limit, true)? {
+            Some(listed) => listed,
+            None => {
+                blocking(self, move |s| {
+                    s.list_files(after.as_deref(), limit, false)?
+                        .ok_or_else(|| ResourceError::internal("listing: the walk stopped"))
+                })
+                .await?
+            }
+        };
+        if (worth || walked_ahead)
+            && let Some(next) = &page.next
+        {
             let (served, from) = (Arc::clone(self), next.clone());
             self.ahead.start(next.clone(), limit, move || {
-                let _ = served.list_files(Some(&from), limit);
+                matches!(
+                    served.list_files(Some(&from), limit, false),
+                    Ok(Some((_, true)))
+                )
             });
         }
         Ok(page)
@@ -100,22 +120,37 @@ impl ServedRoots {
     }
 
     /// The default listing: every exposed file of every root, in walk order; and whether
-    /// every directory it walked is in the listing cache now.
+    /// walking the next page ahead is worth it: this page had to scan directories (a walk
+    /// through cached ones costs little), and each is in the listing cache now (else the
+    /// walk ahead would be done again when the page is asked for). With `cached_only`,
+    /// `None` as soon as a directory is not in the listing cache.
     pub(super) fn list_files(
         &self,
         after: Option<&[u8]>,
         limit: usize,
-    ) -> Result<(Page, bool), ResourceError> {
+        cached_only: bool,
+    ) -> Result<Option<(Page, bool)>, ResourceError> {
         let (mut root, mut pos) = Self::walk_position(after)?;
         let mut resources = Vec::with_capacity(limit.min(4096));
-        let mut cached = self.cache.is_some();
+        let (mut scanned, mut uncached) = (false, self.cache.is_none());
         while root < self.roots.len() {
             let want = limit - resources.len();
-            let scope = self.scope(root);
-            let (paths, more) = walk::files_after(&scope, pos.as_ref(), want).map_err(|e| {
-                ResourceError::internal(format!("listing {}: {e}", self.roots[root].name))
-            })?;
-            cached &= !scope.uncached.get();
+            let scope = Scope {
+                cached_only,
+                ..self.scope(root)
+            };
+            let (paths, more) = match walk::files_after(&scope, pos.as_ref(), want) {
+                Ok(walked) => walked,
+                Err(e) if cached_only && e.kind() == std::io::ErrorKind::WouldBlock => {
+                    return Ok(None);
+                }
+                Err(e) => {
+                    let root = &self.roots[root].name;
+                    return Err(ResourceError::internal(format!("listing {root}: {e}")));
+                }
+            };
+            scanned |= scope.scanned.get();
+            uncached |= scope.uncached.get();
             resources.extend(paths.iter().map(|(dir, e)| self.listed(root, dir, e)));
             let last = paths.last().map(|(dir, e)| dir.join(&e.name));
             if more || (resources.len() >= limit && root + 1 < self.roots.len()) {
@@ -128,7 +163,7 @@ impl ServedRoots {
                     next: Some(next),
                     cache: self.config.cache,
                 };
-                return Ok((page, cached));
+                return Ok(Some((page, scanned && !uncached)));
             }
             root += 1;
             pos = None;
@@ -138,7 +173,7 @@ impl ServedRoots {
             next: None,
             cache: self.config.cache,
         };
-        Ok((page, cached))
+        Ok(Some((page, scanned && !uncached)))
     }
 
     /// The files whose path (from the root, with the root's name when several are

@@ -24,9 +24,9 @@
 //! `list.rs` the listings and search, `read.rs` reading files and directories,
 //! `complete.rs` completion; `walk.rs` and `cache.rs` the sorted, resumable walks and the
 //! listing cache under them, `ahead.rs` the walk ahead of the next page, `filter.rs` what
-//! is exposed, `convert.rs` format conversions, `watch.rs` change notifications. Opening and reading one file safely,
-//! paths and URI segments, and content types are shared with other providers
-//! (`crate::kit`).
+//! is exposed, `convert.rs` format conversions, `watch.rs` change notifications. Opening
+//! and reading one file safely, paths and URI segments, and content types are shared with
+//! other providers (`crate::kit`).
 
 mod ahead;
 mod cache;
@@ -248,7 +248,8 @@ pub struct FsProvider {
 }
 
 /// What the provider serves: its roots, the listing cache, the conversions and the
-/// settings. Shared with the threads that warm the listing cache and watch for changes.
+/// settings. Shared with the threads that list, walk ahead, warm the listing cache and
+/// watch for changes.
 struct ServedRoots {
     roots: Vec<Arc<Root>>,
     cache: Option<DirCache>,
@@ -384,6 +385,8 @@ impl ServedRoots {
             dir: &self.roots[index].dir,
             filter: &self.roots[index].filter,
             cache: self.cache.as_ref(),
+            cached_only: false,
+            scanned: std::cell::Cell::new(false),
             uncached: std::cell::Cell::new(false),
         }
     }

@@ -123,8 +123,13 @@ pub(crate) struct Scope<'a> {
     pub(crate) dir: &'a Dir,
     pub(crate) filter: &'a Filter,
     pub(crate) cache: Option<&'a DirCache>,
-    /// Set when a directory of the walk was scanned without being cached (no cache, or
-    /// too large for it).
+    /// Read only directories the listing cache holds: the first one it does not ends the
+    /// walk with [`io::ErrorKind::WouldBlock`].
+    pub(crate) cached_only: bool,
+    /// Set when the walk scanned a directory (it was not in the listing cache).
+    pub(crate) scanned: Cell<bool>,
+    /// Set when the walk scanned a directory without caching it (no cache, or too large
+    /// for it).
     pub(crate) uncached: Cell<bool>,
 }
 
@@ -320,6 +325,10 @@ pub(crate) fn next_entries(
         }
         None => None,
     };
+    if scope.cached_only {
+        return Err(io::ErrorKind::WouldBlock.into());
+    }
+    scope.scanned.set(true);
     let opened;
     let handle = if dir.is_root() {
         scope.dir
@@ -422,8 +431,13 @@ pub(crate) fn files_after(
                 continue;
             };
             let want = (limit - out.len()).max(16) + 1;
-            // A directory that vanished (or became unreadable) mid-walk is empty.
-            let batch = next_entries(scope, &frame.dir, after.as_deref(), want).unwrap_or_default();
+            let batch = match next_entries(scope, &frame.dir, after.as_deref(), want) {
+                Err(e) if scope.cached_only && e.kind() == io::ErrorKind::WouldBlock => {
+                    return Err(e);
+                }
+                // A directory that vanished (or became unreadable) mid-walk is empty.
+                listed => listed.unwrap_or_default(),
+            };
             if batch.len() == want {
                 frame.fetch_after = batch.last().map(|e| Some(e.name.to_os_string()));
             }
