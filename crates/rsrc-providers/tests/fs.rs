@@ -453,25 +453,33 @@ async fn a_large_directory_lists_every_file_in_order_with_its_own_size() {
     assert_eq!(seen, (0..1500).collect::<Vec<_>>());
 }
 
-/// The next page is walked ahead while the client reads this one; what it then lists is
-/// still as fresh as without the walk ahead.
+/// The next page is walked ahead while the client reads this one (here into `c/`, which
+/// no listing has read yet: the first page reads `a/` and, to know more follow, `b/`); a
+/// file added or removed after that walk shows on that page.
 #[tokio::test]
 async fn the_page_after_a_change_shows_the_change() {
     let dir = tempfile::tempdir().unwrap();
-    for f in ["f0", "f1", "f2", "f3", "f4"] {
-        write(dir.path(), &format!("a/{f}.txt"), f);
+    for f in ["a/f0", "a/f1", "b/f0", "c/f0", "c/f1", "c/f2", "c/f3", "c/f4"] {
+        write(dir.path(), &format!("{f}.txt"), f);
     }
     let mut peer = serve_dir_with(dir.path(), FsConfig::default(), 2).await;
     let first = peer.request("resources/list", json!({})).await;
     let cursor = first["result"]["nextCursor"].as_str().unwrap().to_owned();
     // Time for the walk ahead of the second page to finish.
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    write(dir.path(), "a/f1b.txt", "new");
-    std::fs::remove_file(dir.path().join("a/f3.txt")).unwrap();
+    write(dir.path(), "c/f0b.txt", "new");
+    std::fs::remove_file(dir.path().join("c/f3.txt")).unwrap();
     let rest = walk(&mut peer, json!({"cursor": cursor})).await;
     assert_eq!(
         rest,
-        ["file:///a/f1b.txt", "file:///a/f2.txt", "file:///a/f4.txt"]
+        [
+            "file:///b/f0.txt",
+            "file:///c/f0.txt",
+            "file:///c/f0b.txt",
+            "file:///c/f1.txt",
+            "file:///c/f2.txt",
+            "file:///c/f4.txt"
+        ]
     );
 }
 

@@ -7,9 +7,12 @@
 //! do the cheap part twice (`ServedRoots::list_files` says which).
 //!
 //! Invariants:
-//! - What a client sees is never older than without reading ahead: the page itself is
-//!   listed when asked for, and the cache's own rules (a directory's stamp, its time to
-//!   live) decide what of the read-ahead walk is still current.
+//! - What a client sees is as fresh as the listing cache's rules make any listing: the
+//!   page itself is listed when asked for, from what the walk cached, so an entry added,
+//!   removed or renamed since shows at once (the directory's stamp), and a file's size
+//!   or time is at most the cache's time to live old (as on any listing the cache
+//!   serves; without the walk ahead, the first listing of a directory would have read
+//!   them when asked).
 //! - At most [`SLOTS`] walks are remembered (one per client paging at once); the oldest
 //!   goes first. A walk nobody asks for costs one page of work, and one whose slot is gone
 //!   before it starts costs nothing.

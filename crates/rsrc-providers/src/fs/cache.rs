@@ -12,7 +12,7 @@
 //!   instead), and the oldest directories are evicted first.
 //! - Staleness is bounded: additions, removals and renames are seen at once through the
 //!   directory stamp; a change *inside* a file (its size, its modification time) is seen
-//!   after at most the time-to-live, or at once when the change feed invalidates it.
+//!   after at most the time-to-live.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

@@ -54,9 +54,10 @@ pub(super) async fn blocking<T: Send + 'static>(
 impl ServedRoots {
     /// The default listing ([`list_files`](Self::list_files)), once the walk ahead for
     /// this page (if any) is done: on this thread if the listing cache holds the whole
-    /// page, else on a blocking thread. Then the next page is walked ahead
-    /// (see [`super::ahead`]) if this page's walk, or the walk ahead of it, found it worth
-    /// it: through a tree the cache holds, nothing is walked twice.
+    /// page, else on a blocking thread. Then the next page is walked ahead (see
+    /// [`super::ahead`]) if this page's walk, or the walk ahead of it, found it worth it,
+    /// and the walk ahead of this page (if any) was of use: through a tree the cache holds,
+    /// nothing is walked twice, and a cache that cannot keep what is walked ahead stops it.
     pub(super) async fn list_files_ahead(
         self: &Arc<Self>,
         after: Option<Vec<u8>>,
@@ -64,20 +65,21 @@ impl ServedRoots {
     ) -> Result<Page, ResourceError> {
         let walked_ahead = self.ahead.wait(after.as_deref(), limit).await;
         // From the cache on this thread when it holds the whole page (no hop), else on a
-        // blocking thread.
-        let (page, worth) = match self.list_files(after.as_deref(), limit, true)? {
-            Some(listed) => listed,
+        // blocking thread. The walks ahead go on while they are of use: while they find
+        // directories to scan, and the cache keeps what they found (it does not if the
+        // client is slower than the cache's time to live, or the cache is too small).
+        let (page, walk_next) = match self.list_files(after.as_deref(), limit, true)? {
+            Some((page, _)) => (page, walked_ahead),
             None => {
-                blocking(self, move |s| {
+                let (page, worth) = blocking(self, move |s| {
                     s.list_files(after.as_deref(), limit, false)?
                         .ok_or_else(|| ResourceError::internal("listing: the walk stopped"))
                 })
-                .await?
+                .await?;
+                (page, worth && !walked_ahead)
             }
         };
-        if (worth || walked_ahead)
-            && let Some(next) = &page.next
-        {
+        if walk_next && let Some(next) = &page.next {
             let (served, from) = (Arc::clone(self), next.clone());
             self.ahead.start(next.clone(), limit, move || {
                 matches!(

@@ -237,7 +237,12 @@ fn resolve(handle: &Dir, candidates: Vec<Candidate>) -> Vec<Entry> {
     static CORES: std::sync::LazyLock<usize> =
         std::sync::LazyLock::new(|| std::thread::available_parallelism().map_or(1, usize::from));
     let threads = (candidates.len() / RESOLVE_SHARE).clamp(1, (*CORES).min(RESOLVE_THREADS));
-    let infos: Vec<Option<Info>> = if threads == 1 {
+    resolve_on(handle, candidates, threads)
+}
+
+/// [`resolve`] on `threads` threads.
+fn resolve_on(handle: &Dir, candidates: Vec<Candidate>, threads: usize) -> Vec<Entry> {
+    let infos: Vec<Option<Info>> = if threads <= 1 {
         candidates.iter().map(|c| info_of(handle, c)).collect()
     } else {
         let mut shares = candidates.chunks(candidates.len().div_ceil(threads));
@@ -468,4 +473,43 @@ pub(crate) fn files_after(
         }
     }
     Ok((out, false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_read_on_several_threads_stays_with_its_own_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..700 {
+            std::fs::write(dir.path().join(format!("f{i:03}")), vec![b'x'; i % 50]).unwrap();
+        }
+        let handle = Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
+        let candidates = || -> Vec<Candidate> {
+            let mut names: Vec<String> = (0..700).map(|i| format!("f{i:03}")).collect();
+            // Gone since the scan: dropped without shifting the others.
+            names.insert(350, "f349-gone".to_owned());
+            names
+                .into_iter()
+                .map(|name| Candidate {
+                    name: name.into(),
+                    kind: Kind::File,
+                    source: Source::Entry,
+                })
+                .collect()
+        };
+        for threads in [1, 2, 3, 4] {
+            let entries = resolve_on(&handle, candidates(), threads);
+            assert_eq!(entries.len(), 700, "{threads} threads");
+            for (i, e) in entries.iter().enumerate() {
+                assert_eq!(
+                    *e.name,
+                    *OsStr::new(&format!("f{i:03}")),
+                    "{threads} threads"
+                );
+                assert_eq!(e.info.len, (i % 50) as u64, "{threads} threads");
+            }
+        }
+    }
 }

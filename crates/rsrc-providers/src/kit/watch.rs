@@ -177,7 +177,16 @@ pub(crate) fn start<S: Source>(
     if first.is_none() {
         source.subscribed().armed.disarm();
     }
-    let watching = run(Arc::downgrade(source), turns, gone, interval, probe, first);
+    let arming = ArmWhenDropped(Arc::downgrade(source));
+    let watching = run(
+        Arc::downgrade(source),
+        turns,
+        gone,
+        interval,
+        probe,
+        first,
+        arming,
+    );
     let name = match runs {
         #[cfg(feature = "postgres")]
         Runs::Task(name) => match tokio::runtime::Handle::try_current() {
@@ -190,25 +199,33 @@ pub(crate) fn start<S: Source>(
         #[cfg(any(feature = "sqlite", feature = "git"))]
         Runs::Thread(name) => name,
     };
-    let weak = Arc::downgrade(source);
     let started = std::thread::Builder::new().name(name).spawn(move || {
         match tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
         {
             Ok(rt) => rt.block_on(watching),
-            Err(e) => unwatched(&weak, &e),
+            Err(e) => unwatched(&e),
         }
     });
     if let Err(e) = started {
-        unwatched(&Arc::downgrade(source), &e);
+        unwatched(&e);
     }
 }
 
-fn unwatched<S: Source>(source: &Weak<S>, e: &std::io::Error) {
+fn unwatched(e: &std::io::Error) {
     tracing::warn!(error = %e, "no change watcher: changes will not be notified");
-    if let Some(s) = source.upgrade() {
-        s.subscribed().armed.arm();
+}
+
+/// Lets subscriptions go on ([`Subscribed::watching`]) when dropped: the watcher drops it
+/// after its first look, and it goes with the watcher if that ends, or never runs, before.
+struct ArmWhenDropped<S: Source>(Weak<S>);
+
+impl<S: Source> Drop for ArmWhenDropped<S> {
+    fn drop(&mut self) {
+        if let Some(s) = self.0.upgrade() {
+            s.subscribed().armed.arm();
+        }
     }
 }
 
@@ -219,19 +236,19 @@ async fn run<S: Source>(
     interval: Duration,
     mut probe: S::Probe,
     first: Option<S::Look>,
+    arming: ArmWhenDropped<S>,
 ) {
     let mut last = match first {
         Some(look) => Some(look),
         None => {
             let Some(s) = source.upgrade() else { return };
-            let look = match Guarded(Box::pin(s.look(&mut probe))).await {
+            match Guarded(Box::pin(s.look(&mut probe))).await {
                 Ok(Ok(look)) => Some(look),
                 _ => None,
-            };
-            s.subscribed().armed.arm();
-            look
+            }
         }
     };
+    drop(arming);
     let mut failing = false;
     loop {
         let turn = tokio::select! {
@@ -258,7 +275,9 @@ async fn run<S: Source>(
 }
 
 /// One look; if it moved since `last`, what changed is published and, on this
-/// instance's own turn, the other instances are told to look too.
+/// instance's own turn, the other instances are told to look too. Without a `last` (the
+/// first look failed), the subscribed URIs' digests are compared with what their
+/// subscriptions remembered, so that a change since then is not taken as the baseline.
 async fn poll<S: Source>(
     s: &S,
     probe: &mut S::Probe,
@@ -267,11 +286,13 @@ async fn poll<S: Source>(
     last: Option<&S::Look>,
 ) -> Result<S::Look, String> {
     let now = s.look(probe).await?;
-    if let Some(before) = last
-        && *before != now
-    {
-        publish(s, probe, before, &now, turns.feed()).await;
-        turns.found_change(turn);
+    match last {
+        Some(before) if *before != now => {
+            publish(s, probe, Some(before), &now, turns.feed()).await;
+            turns.found_change(turn);
+        }
+        Some(_) => {}
+        None => publish(s, probe, None, &now, turns.feed()).await,
     }
     Ok(now)
 }
@@ -283,16 +304,18 @@ fn belongs(topic: &str, uri: &str) -> bool {
         .is_some_and(|rest| rest.is_empty() || topic.ends_with('/') || rest.starts_with('/'))
 }
 
-/// The source moved: publishes what it says, then updates each subscribed URI whose
-/// digest changed (see the module docs).
+/// The source moved (from `before`, if known): publishes what the move says, then updates
+/// each subscribed URI whose digest changed (see the module docs).
 async fn publish<S: Source>(
     s: &S,
     probe: &mut S::Probe,
-    before: &S::Look,
+    before: Option<&S::Look>,
     now: &S::Look,
     feed: &ChangeFeed,
 ) {
-    s.moved(probe, before, now, feed).await;
+    if let Some(before) = before {
+        s.moved(probe, before, now, feed).await;
+    }
     let topic = s.topic();
     let subscribed: Vec<String> = feed
         .subscribed(topic)
@@ -453,6 +476,31 @@ mod tests {
             .await
             .expect("the first look ends the wait")
             .unwrap();
+    }
+
+    #[cfg(any(feature = "sqlite", feature = "git"))]
+    #[tokio::test]
+    async fn a_watcher_dropped_before_its_first_look_keeps_no_subscription_waiting() {
+        let server = rsrc::Server::builder("t", "0").build().unwrap();
+        let source = Arc::new(SlowFirstLook {
+            subscribed: Subscribed::new(8),
+            open: Arc::new(Notify::new()),
+        });
+        source.subscribed.armed.disarm();
+        let watching = run(
+            Arc::downgrade(&source),
+            Turns::new(&server.changes(), "db://slow"),
+            Arc::new(Notify::new()),
+            Duration::from_millis(10),
+            false,
+            None,
+            ArmWhenDropped(Arc::downgrade(&source)),
+        );
+        // A runtime that ends before the watcher's task first runs drops it like this.
+        drop(watching);
+        tokio::time::timeout(Duration::from_secs(1), source.subscribed.watching())
+            .await
+            .expect("no wait");
     }
 
     #[cfg(any(feature = "sqlite", feature = "git"))]
