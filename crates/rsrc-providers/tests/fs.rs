@@ -459,7 +459,9 @@ async fn a_large_directory_lists_every_file_in_order_with_its_own_size() {
 #[tokio::test]
 async fn the_page_after_a_change_shows_the_change() {
     let dir = tempfile::tempdir().unwrap();
-    for f in ["a/f0", "a/f1", "b/f0", "c/f0", "c/f1", "c/f2", "c/f3", "c/f4"] {
+    for f in [
+        "a/f0", "a/f1", "b/f0", "c/f0", "c/f1", "c/f2", "c/f3", "c/f4",
+    ] {
         write(dir.path(), &format!("{f}.txt"), f);
     }
     let mut peer = serve_dir_with(dir.path(), FsConfig::default(), 2).await;

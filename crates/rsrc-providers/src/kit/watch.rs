@@ -478,6 +478,86 @@ mod tests {
             .unwrap();
     }
 
+    /// A source whose first look fails, and whose one URI's digest is `digest`.
+    #[cfg(any(feature = "sqlite", feature = "git"))]
+    struct FailingFirstLook {
+        subscribed: Subscribed,
+        digest: std::sync::atomic::AtomicU64,
+    }
+
+    #[cfg(any(feature = "sqlite", feature = "git"))]
+    impl Source for FailingFirstLook {
+        type Look = u8;
+        type Probe = bool;
+
+        fn topic(&self) -> &str {
+            "db://slow"
+        }
+
+        fn subscribed(&self) -> &Subscribed {
+            &self.subscribed
+        }
+
+        async fn look(&self, looked: &mut bool) -> Result<u8, String> {
+            if std::mem::replace(looked, true) {
+                Ok(0)
+            } else {
+                Err("not yet".into())
+            }
+        }
+
+        async fn moved(&self, _: &mut bool, _: &u8, _: &u8, _: &ChangeFeed) {}
+
+        async fn digest(&self, _: &mut bool, _: &u8, _: &str) -> Result<Option<u64>, String> {
+            Ok(Some(self.digest.load(std::sync::atomic::Ordering::SeqCst)))
+        }
+    }
+
+    /// Without a first look to compare with, the first look that succeeds would be taken
+    /// as the baseline, and a change since a subscription never heard.
+    #[cfg(any(feature = "sqlite", feature = "git"))]
+    #[tokio::test]
+    async fn a_change_before_the_first_successful_look_is_heard() {
+        use rsrc::protocol::ProtocolVersion;
+        use rsrc::transport::{StreamConfig, serve_in_memory};
+        use serde_json::json;
+
+        let set = rsrc::ResourceSet::new()
+            .with_text(rsrc::protocol::Resource::new("db://slow/x", "x"), "x")
+            .with_subscriptions();
+        let server = rsrc::Server::builder("t", "0")
+            .mount("db://slow", set)
+            .build()
+            .unwrap();
+        let (r, w) = tokio::io::split(serve_in_memory(&server, StreamConfig::default()));
+        let mut peer = rsrc_testkit::Peer::new(r, w);
+        peer.initialize(ProtocolVersion::V2025_11_25).await;
+        let ok = peer
+            .request("resources/subscribe", json!({"uri": "db://slow/x"}))
+            .await;
+        assert_eq!(ok["result"], json!({}));
+        let source = Arc::new(FailingFirstLook {
+            subscribed: Subscribed::new(8),
+            digest: 1.into(),
+        });
+        // The subscription's digest, then a change, both before any look succeeds.
+        source.subscribed.remember("db://slow/x", 1);
+        source.digest.store(2, std::sync::atomic::Ordering::SeqCst);
+        start(
+            &source,
+            &server.changes(),
+            Duration::from_millis(10),
+            false,
+            None,
+            Runs::Thread("rsrc-test-watch".into()),
+        );
+        let note = tokio::time::timeout(Duration::from_secs(5), peer.recv())
+            .await
+            .expect("the change is heard");
+        assert_eq!(note["method"], "notifications/resources/updated");
+        assert_eq!(note["params"]["uri"], "db://slow/x");
+    }
+
     #[cfg(any(feature = "sqlite", feature = "git"))]
     #[tokio::test]
     async fn a_watcher_dropped_before_its_first_look_keeps_no_subscription_waiting() {
