@@ -412,196 +412,158 @@ mod tests {
         assert!(panicked.is_err());
     }
 
-    /// A source whose first look waits until `open` is told.
+    /// Watchers over a test source (the thread they run on needs `sqlite` or `git`).
     #[cfg(any(feature = "sqlite", feature = "git"))]
-    struct SlowFirstLook {
-        subscribed: Subscribed,
-        open: Arc<Notify>,
-    }
+    mod watcher {
+        use std::sync::atomic::{AtomicU64, Ordering};
 
-    #[cfg(any(feature = "sqlite", feature = "git"))]
-    impl Source for SlowFirstLook {
-        type Look = u8;
-        type Probe = bool;
-
-        fn topic(&self) -> &str {
-            "db://slow"
-        }
-
-        fn subscribed(&self) -> &Subscribed {
-            &self.subscribed
-        }
-
-        async fn look(&self, looked: &mut bool) -> Result<u8, String> {
-            if !std::mem::replace(looked, true) {
-                self.open.notified().await;
-            }
-            Ok(0)
-        }
-
-        async fn moved(&self, _: &mut bool, _: &u8, _: &u8, _: &ChangeFeed) {}
-
-        async fn digest(&self, _: &mut bool, _: &u8, _: &str) -> Result<Option<u64>, String> {
-            Ok(Some(0))
-        }
-    }
-
-    #[cfg(any(feature = "sqlite", feature = "git"))]
-    #[tokio::test]
-    async fn a_subscription_waits_for_the_watchers_first_look() {
-        let server = rsrc::Server::builder("t", "0").build().unwrap();
-        let source = Arc::new(SlowFirstLook {
-            subscribed: Subscribed::new(8),
-            open: Arc::new(Notify::new()),
-        });
-        start(
-            &source,
-            &server.changes(),
-            Duration::from_millis(10),
-            false,
-            None,
-            Runs::Thread("rsrc-test-watch".into()),
-        );
-        let waiting = tokio::spawn({
-            let source = Arc::clone(&source);
-            async move { source.subscribed.watching().await }
-        });
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        assert!(
-            !waiting.is_finished(),
-            "no look yet: the subscription waits"
-        );
-        source.open.notify_one();
-        tokio::time::timeout(Duration::from_secs(4), waiting)
-            .await
-            .expect("the first look ends the wait")
-            .unwrap();
-    }
-
-    /// A source whose first look fails, and whose one URI's digest is `digest`.
-    #[cfg(any(feature = "sqlite", feature = "git"))]
-    struct FailingFirstLook {
-        subscribed: Subscribed,
-        digest: std::sync::atomic::AtomicU64,
-    }
-
-    #[cfg(any(feature = "sqlite", feature = "git"))]
-    impl Source for FailingFirstLook {
-        type Look = u8;
-        type Probe = bool;
-
-        fn topic(&self) -> &str {
-            "db://slow"
-        }
-
-        fn subscribed(&self) -> &Subscribed {
-            &self.subscribed
-        }
-
-        async fn look(&self, looked: &mut bool) -> Result<u8, String> {
-            if std::mem::replace(looked, true) {
-                Ok(0)
-            } else {
-                Err("not yet".into())
-            }
-        }
-
-        async fn moved(&self, _: &mut bool, _: &u8, _: &u8, _: &ChangeFeed) {}
-
-        async fn digest(&self, _: &mut bool, _: &u8, _: &str) -> Result<Option<u64>, String> {
-            Ok(Some(self.digest.load(std::sync::atomic::Ordering::SeqCst)))
-        }
-    }
-
-    /// Without a first look to compare with, the first look that succeeds would be taken
-    /// as the baseline, and a change since a subscription never heard.
-    #[cfg(any(feature = "sqlite", feature = "git"))]
-    #[tokio::test]
-    async fn a_change_before_the_first_successful_look_is_heard() {
         use rsrc::protocol::ProtocolVersion;
         use rsrc::transport::{StreamConfig, serve_in_memory};
         use serde_json::json;
 
-        let set = rsrc::ResourceSet::new()
-            .with_text(rsrc::protocol::Resource::new("db://slow/x", "x"), "x")
-            .with_subscriptions();
-        let server = rsrc::Server::builder("t", "0")
-            .mount("db://slow", set)
-            .build()
-            .unwrap();
-        let (r, w) = tokio::io::split(serve_in_memory(&server, StreamConfig::default()));
-        let mut peer = rsrc_testkit::Peer::new(r, w);
-        peer.initialize(ProtocolVersion::V2025_11_25).await;
-        let ok = peer
-            .request("resources/subscribe", json!({"uri": "db://slow/x"}))
-            .await;
-        assert_eq!(ok["result"], json!({}));
-        let source = Arc::new(FailingFirstLook {
-            subscribed: Subscribed::new(8),
-            digest: 1.into(),
-        });
-        // The subscription's digest, then a change, both before any look succeeds.
-        source.subscribed.remember("db://slow/x", 1);
-        source.digest.store(2, std::sync::atomic::Ordering::SeqCst);
-        start(
-            &source,
-            &server.changes(),
-            Duration::from_millis(10),
-            false,
-            None,
-            Runs::Thread("rsrc-test-watch".into()),
-        );
-        let note = tokio::time::timeout(Duration::from_secs(5), peer.recv())
-            .await
-            .expect("the change is heard");
-        assert_eq!(note["method"], "notifications/resources/updated");
-        assert_eq!(note["params"]["uri"], "db://slow/x");
-    }
+        use super::*;
 
-    #[cfg(any(feature = "sqlite", feature = "git"))]
-    #[tokio::test]
-    async fn a_watcher_dropped_before_its_first_look_keeps_no_subscription_waiting() {
-        let server = rsrc::Server::builder("t", "0").build().unwrap();
-        let source = Arc::new(SlowFirstLook {
-            subscribed: Subscribed::new(8),
-            open: Arc::new(Notify::new()),
-        });
-        source.subscribed.armed.disarm();
-        let watching = run(
-            Arc::downgrade(&source),
-            Turns::new(&server.changes(), "db://slow"),
-            Arc::new(Notify::new()),
-            Duration::from_millis(10),
-            false,
-            None,
-            ArmWhenDropped(Arc::downgrade(&source)),
-        );
-        // A runtime that ends before the watcher's task first runs drops it like this.
-        drop(watching);
-        tokio::time::timeout(Duration::from_secs(1), source.subscribed.watching())
-            .await
-            .expect("no wait");
-    }
+        /// A source of one URI whose digest is `digest`; its first look waits until
+        /// `open` is told (if `held`), then fails (if `fail_first`).
+        struct TestSource {
+            subscribed: Subscribed,
+            held: bool,
+            open: Notify,
+            fail_first: bool,
+            digest: AtomicU64,
+        }
 
-    #[cfg(any(feature = "sqlite", feature = "git"))]
-    #[tokio::test]
-    async fn a_watcher_given_its_first_look_keeps_no_subscription_waiting() {
-        let server = rsrc::Server::builder("t", "0").build().unwrap();
-        let source = Arc::new(SlowFirstLook {
-            subscribed: Subscribed::new(8),
-            open: Arc::new(Notify::new()),
-        });
-        start(
-            &source,
-            &server.changes(),
-            Duration::from_millis(10),
-            true,
-            Some(0),
-            Runs::Thread("rsrc-test-watch".into()),
-        );
-        tokio::time::timeout(Duration::from_secs(1), source.subscribed.watching())
-            .await
-            .expect("no wait");
+        impl Source for TestSource {
+            type Look = u8;
+            /// Whether the first look was taken.
+            type Probe = bool;
+
+            fn topic(&self) -> &str {
+                "db://slow"
+            }
+
+            fn subscribed(&self) -> &Subscribed {
+                &self.subscribed
+            }
+
+            async fn look(&self, looked: &mut bool) -> Result<u8, String> {
+                if !std::mem::replace(looked, true) {
+                    if self.held {
+                        self.open.notified().await;
+                    }
+                    if self.fail_first {
+                        return Err("not yet".into());
+                    }
+                }
+                Ok(0)
+            }
+
+            async fn moved(&self, _: &mut bool, _: &u8, _: &u8, _: &ChangeFeed) {}
+
+            async fn digest(&self, _: &mut bool, _: &u8, _: &str) -> Result<Option<u64>, String> {
+                Ok(Some(self.digest.load(Ordering::SeqCst)))
+            }
+        }
+
+        fn source(held: bool, fail_first: bool) -> Arc<TestSource> {
+            Arc::new(TestSource {
+                subscribed: Subscribed::new(8),
+                held,
+                open: Notify::new(),
+                fail_first,
+                digest: AtomicU64::new(1),
+            })
+        }
+
+        /// Starts watching `source` for `server`'s listeners, every 10 ms.
+        fn watch(source: &Arc<TestSource>, server: &rsrc::Server, first: Option<u8>) {
+            let interval = Duration::from_millis(10);
+            let runs = Runs::Thread("rsrc-test-watch".into());
+            start(source, &server.changes(), interval, false, first, runs);
+        }
+
+        fn server() -> rsrc::Server {
+            rsrc::Server::builder("t", "0").build().unwrap()
+        }
+
+        #[tokio::test]
+        async fn a_subscription_waits_for_the_watchers_first_look() {
+            let source = source(true, false);
+            watch(&source, &server(), None);
+            let waiting = tokio::spawn({
+                let source = Arc::clone(&source);
+                async move { source.subscribed.watching().await }
+            });
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert!(
+                !waiting.is_finished(),
+                "no look yet: the subscription waits"
+            );
+            source.open.notify_one();
+            tokio::time::timeout(Duration::from_secs(4), waiting)
+                .await
+                .expect("the first look ends the wait")
+                .unwrap();
+        }
+
+        /// Without a first look to compare with, the first look that succeeds would be
+        /// taken as the baseline, and a change since a subscription never heard.
+        #[tokio::test]
+        async fn a_change_before_the_first_successful_look_is_heard() {
+            let set = rsrc::ResourceSet::new()
+                .with_text(rsrc::protocol::Resource::new("db://slow/x", "x"), "x")
+                .with_subscriptions();
+            let server = rsrc::Server::builder("t", "0")
+                .mount("db://slow", set)
+                .build()
+                .unwrap();
+            let (r, w) = tokio::io::split(serve_in_memory(&server, StreamConfig::default()));
+            let mut peer = rsrc_testkit::Peer::new(r, w);
+            peer.initialize(ProtocolVersion::V2025_11_25).await;
+            let ok = peer
+                .request("resources/subscribe", json!({"uri": "db://slow/x"}))
+                .await;
+            assert_eq!(ok["result"], json!({}));
+            let source = source(false, true);
+            // The subscription's digest, then a change, both before any look succeeds.
+            source.subscribed.remember("db://slow/x", 1);
+            source.digest.store(2, Ordering::SeqCst);
+            watch(&source, &server, None);
+            let note = tokio::time::timeout(Duration::from_secs(5), peer.recv())
+                .await
+                .expect("the change is heard");
+            assert_eq!(note["method"], "notifications/resources/updated");
+            assert_eq!(note["params"]["uri"], "db://slow/x");
+        }
+
+        #[tokio::test]
+        async fn a_watcher_dropped_before_its_first_look_keeps_no_subscription_waiting() {
+            let source = source(true, false);
+            source.subscribed.armed.disarm();
+            let watching = run(
+                Arc::downgrade(&source),
+                Turns::new(&server().changes(), "db://slow"),
+                Arc::new(Notify::new()),
+                Duration::from_millis(10),
+                false,
+                None,
+                ArmWhenDropped(Arc::downgrade(&source)),
+            );
+            // A runtime that ends before the watcher's task first runs drops it like this.
+            drop(watching);
+            tokio::time::timeout(Duration::from_secs(1), source.subscribed.watching())
+                .await
+                .expect("no wait");
+        }
+
+        #[tokio::test]
+        async fn a_watcher_given_its_first_look_keeps_no_subscription_waiting() {
+            let source = source(true, false);
+            watch(&source, &server(), Some(0));
+            tokio::time::timeout(Duration::from_secs(1), source.subscribed.watching())
+                .await
+                .expect("no wait");
+        }
     }
 
     #[tokio::test]
