@@ -2,7 +2,8 @@
 //! whose names start with the typed rest, directories ending with `/`.
 //!
 //! Invariant: completion sees exactly what listing sees (the same visibility rules), and
-//! considers at most 10,000 entries of one directory.
+//! considers at most 10,000 entries of one directory; it runs on a blocking thread (the
+//! provider's `complete` calls it through [`super::blocking`]).
 
 use std::os::unix::ffi::OsStrExt;
 

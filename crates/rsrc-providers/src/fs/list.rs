@@ -8,10 +8,10 @@
 //!   child's name ([`rsrc::keyset`]), so pages stay correct while files come and go.
 //! - Memory per page is bounded by the page size, whatever the tree's size.
 //! - A search examines at most [`SEARCH_SCAN`] files per call and says where to go on.
-//! - Listings and searches run on blocking threads ([`blocking`]): a page costs a system
-//!   call or two per file, which must not hold up the runtime's other requests. The one
-//!   exception costs a system call per directory: a page of the recursive listing that
-//!   the listing cache holds whole is listed where it is asked for.
+//! - Listings and searches run on blocking threads ([`super::blocking`]): a page costs a
+//!   system call or two per file, which must not hold up the runtime's other requests.
+//!   The one exception costs a system call per directory: a page of the recursive listing
+//!   that the listing cache holds whole is listed where it is asked for.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -20,7 +20,7 @@ use std::sync::Arc;
 use rsrc::{ListEntry, Page, ResourceError, SearchRequest, keyset};
 
 use super::walk::{self, Info, Scope};
-use super::{ServedRoots, Target};
+use super::{ServedRoots, Target, blocking};
 use crate::kit::open::io_error;
 use crate::kit::rel_path::RelPath;
 
@@ -38,17 +38,6 @@ fn position(root: usize, path: &RelPath) -> Vec<u8> {
         .to_vec();
     v.extend(path.to_position());
     v
-}
-
-/// Runs `f` on a blocking thread of the runtime.
-pub(super) async fn blocking<T: Send + 'static>(
-    served: &Arc<ServedRoots>,
-    f: impl FnOnce(&ServedRoots) -> Result<T, ResourceError> + Send + 'static,
-) -> Result<T, ResourceError> {
-    let served = Arc::clone(served);
-    tokio::task::spawn_blocking(move || f(&served))
-        .await
-        .map_err(|e| ResourceError::internal(format!("listing: {e}")))?
 }
 
 impl ServedRoots {

@@ -14,6 +14,9 @@
 //!   reading, metadata and completion.
 //! - Reads are capped (default 32 MiB) — also for a file that grows while being read.
 //! - Listings are keyset-paginated on the path with memory bounded by the page size.
+//! - Whatever scans a directory (listing, search, reading a directory, completion) runs on
+//!   a blocking thread ([`blocking`]): a directory may hold any number of entries, and the
+//!   runtime's other requests must not wait on it.
 //! - Changes are watched through the roots' own directory handles (`watch.rs`, Linux) and
 //!   published coalesced: a change to an entry updates it and its parent collection.
 //!   Elsewhere the provider declares neither `subscribe` nor `listChanged`.
@@ -74,7 +77,6 @@ use ahead::Ahead;
 use cache::DirCache;
 use convert::Conversions;
 use filter::Filter;
-use list::blocking;
 use walk::{Info, Scope};
 
 /// The URI prefix of the filesystem provider.
@@ -287,6 +289,17 @@ pub fn default_root_name(path: &Path) -> String {
         .and_then(Path::file_name)
         .or_else(|| path.file_name())
         .map_or_else(|| "root".to_owned(), |n| n.to_string_lossy().into_owned())
+}
+
+/// Runs `f` on a blocking thread of the runtime.
+async fn blocking<T: Send + 'static>(
+    served: &Arc<ServedRoots>,
+    f: impl FnOnce(&ServedRoots) -> Result<T, ResourceError> + Send + 'static,
+) -> Result<T, ResourceError> {
+    let served = Arc::clone(served);
+    tokio::task::spawn_blocking(move || f(&served))
+        .await
+        .map_err(|e| ResourceError::internal(format!("a directory scan failed: {e}")))?
 }
 
 fn last_modified(info: &Info) -> Option<String> {
@@ -609,6 +622,7 @@ impl Provider for FsProvider {
                 ),
             ));
         }
-        Ok(self.served.complete_path(root, req.value))
+        let value = req.value.to_owned();
+        blocking(&self.served, move |s| Ok(s.complete_path(root, &value))).await
     }
 }

@@ -9,7 +9,7 @@
 //! - A large file is read on a blocking thread once the server's budget of content in
 //!   flight has room for it, and stops between chunks when its request goes away.
 //! - Reading a directory returns whole files only: possibly a subset, never a truncated
-//!   file.
+//!   file. The directory is scanned on a blocking thread ([`super::blocking`]).
 
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -21,7 +21,7 @@ use rsrc::protocol::{Body, ResourceContents};
 use rsrc::{RequestContext, ResourceError};
 
 use super::walk::{self, Info, Kind};
-use super::{Root, ServedRoots};
+use super::{Root, ServedRoots, blocking};
 use crate::kit::content::{mime_for, text_or_bytes};
 use crate::kit::open::{
     ReadError, StopOnDrop, io_error, open_checked, open_resolved, read_error, read_open,
@@ -141,19 +141,21 @@ impl ServedRoots {
     /// A directory's child documents with their content, whole files only, within the
     /// byte budget: possibly a subset, never a truncated file.
     pub(super) async fn collection(
-        &self,
+        self: &Arc<Self>,
         ctx: &RequestContext,
         uri: &str,
         root: usize,
         dir: &RelPath,
     ) -> Result<Vec<ResourceContents>, ResourceError> {
-        let entries = walk::next_entries(
-            &self.scope(root),
-            dir,
-            None,
+        let (at, max, at_uri) = (
+            dir.clone(),
             self.config.collection_max_files,
-        )
-        .map_err(|e| io_error(uri, &e))?;
+            uri.to_owned(),
+        );
+        let entries = blocking(self, move |s| {
+            walk::next_entries(&s.scope(root), &at, None, max).map_err(|e| io_error(&at_uri, &e))
+        })
+        .await?;
         let mut out = Vec::new();
         let mut used = 0u64;
         for e in entries.into_iter().filter(|e| e.kind == Kind::File) {
