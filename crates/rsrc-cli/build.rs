@@ -2,19 +2,19 @@
 //!
 //! The kernel maps a program's code in 64 KiB windows around each page it faults in. Left
 //! to the linker's order, the few hundred functions a server runs are spread over nearly
-//! every window of 13 MiB of code, so most of the code ends up resident. On Linux with the
-//! GNU toolchain, in release builds, this script has the linker place the functions
-//! listed in `hot-text.txt` (made by `scripts/hot-text`) together before the rest of the
-//! code, and pack the relative relocations the loader reads at start (DT_RELR).
+//! every window of 13 MiB of code, so most of the code ends up resident. On Linux with
+//! glibc, in release builds, this script has the linker place the functions listed in
+//! `hot-text.txt` (made by `scripts/hot-text`) together before the rest of the code.
+//! With `RSRC_PACK_RELOCS=on` it also packs the relative relocations the loader reads at
+//! start (DT_RELR: less memory, but the binary then needs glibc 2.36 or later to start).
 //!
-//! Invariant: it only passes the linker arguments a test link with the same linker showed
-//! it accepts, and whose program ran; otherwise the binary is linked as without this
-//! script. The layout changes no behaviour, only where code lies. `RSRC_HOT_TEXT=off`
-//! turns it off.
+//! Invariant: it only passes a linker argument with which rustc, given this build's own
+//! flags and target (so the same linker), linked a small program without a warning, and
+//! that program ran; otherwise the binary is linked as without this script. The layout
+//! changes no behaviour, only where code lies. `RSRC_HOT_TEXT=off` turns it off.
 
 use std::env;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -23,7 +23,9 @@ mod hot_text;
 
 fn main() {
     println!("cargo:rerun-if-changed=hot-text.txt");
-    println!("cargo:rerun-if-env-changed=RSRC_HOT_TEXT");
+    for name in ["RSRC_HOT_TEXT", "RSRC_PACK_RELOCS", "RUSTC_LINKER"] {
+        println!("cargo:rerun-if-env-changed={name}");
+    }
     let var = |name: &str| env::var(name).unwrap_or_default();
     let applies = var("CARGO_CFG_TARGET_OS") == "linux"
         && var("CARGO_CFG_TARGET_ENV") == "gnu"
@@ -39,73 +41,45 @@ fn main() {
     if fs::write(&script, hot_text::linker_script(&list)).is_err() {
         return;
     }
-    let linker = Linker::from_env();
     // `-T` reaches the linker from the driver as one argument, whatever the path holds.
-    let order = format!("-T{}", script.display());
-    let packed = "-Wl,-z,pack-relative-relocs";
-    for args in [&[order.as_str(), packed][..], &[order.as_str()], &[packed]] {
-        if linker.accepts(args, &out) {
-            for arg in args {
-                println!("cargo:rustc-link-arg-bin=rsrc={arg}");
-            }
-            return;
+    let mut wanted = vec![format!("-T{}", script.display())];
+    if var("RSRC_PACK_RELOCS") == "on" {
+        wanted.push("-Wl,-z,pack-relative-relocs".to_owned());
+    }
+    for arg in wanted {
+        if links_with(&arg, &out) {
+            println!("cargo:rustc-link-arg-bin=rsrc={arg}");
         }
     }
 }
 
-/// The C compiler driver rustc links with, and the link arguments the build passes it.
-struct Linker {
-    program: String,
-    args: Vec<String>,
-}
-
-impl Linker {
-    fn from_env() -> Self {
-        let mut program = env::var("RUSTC_LINKER").unwrap_or_else(|_| "cc".to_owned());
-        let mut args = Vec::new();
-        let flags = env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
-        let mut flags = flags.split('\u{1f}').filter(|flag| !flag.is_empty());
-        while let Some(flag) = flags.next() {
-            let flag = match flag {
-                "-C" | "--codegen" => flags.next().unwrap_or_default().to_owned(),
-                other => other.trim_start_matches("-C").to_owned(),
-            };
-            if let Some(linker) = flag.strip_prefix("linker=") {
-                program = linker.to_owned();
-            } else if let Some(arg) = flag.strip_prefix("link-arg=") {
-                args.push(arg.to_owned());
-            } else if let Some(list) = flag.strip_prefix("link-args=") {
-                args.extend(list.split_whitespace().map(str::to_owned));
-            }
-        }
-        Linker { program, args }
+/// Whether rustc, with this build's flags, target and linker, links an empty program with
+/// the link argument `arg` (and no linker warning), and the program runs.
+fn links_with(arg: &str, dir: &Path) -> bool {
+    let source = dir.join("hot_text_probe.rs");
+    let program = dir.join("hot-text-probe");
+    if fs::write(&source, "fn main() {}\n").is_err() {
+        return false;
     }
-
-    /// Whether a small C program links with `extra` (and no warning) and then runs.
-    fn accepts(&self, extra: &[&str], dir: &Path) -> bool {
-        let program = dir.join("hot-text-probe");
-        let mut compile = Command::new(&self.program);
-        compile
-            .args(["-x", "c", "-", "-o"])
-            .arg(&program)
-            .args(&self.args)
-            .args(extra)
-            .arg("-Wl,--fatal-warnings")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let Ok(mut child) = compile.spawn() else {
-            return false;
-        };
-        let source = b"int main(void) { return 0; }\n";
-        let fed = child
-            .stdin
-            .take()
-            .is_some_and(|mut stdin| stdin.write_all(source).is_ok());
-        let linked = child.wait().is_ok_and(|status| status.success());
-        fed && linked
-            && Command::new(&program)
-                .status()
-                .is_ok_and(|status| status.success())
+    let mut rustc = Command::new(env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned()));
+    rustc
+        .arg("--target")
+        .arg(env::var("TARGET").unwrap_or_default())
+        .args(["--edition=2021", "-o"])
+        .arg(&program)
+        .arg(&source);
+    let flags = env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    rustc.args(flags.split('\u{1f}').filter(|flag| !flag.is_empty()));
+    if let Ok(linker) = env::var("RUSTC_LINKER") {
+        rustc.arg(format!("-Clinker={linker}"));
     }
+    rustc
+        .arg(format!("-Clink-arg={arg}"))
+        .arg("-Clink-arg=-Wl,--fatal-warnings")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    rustc.status().is_ok_and(|status| status.success())
+        && Command::new(&program)
+            .status()
+            .is_ok_and(|status| status.success())
 }

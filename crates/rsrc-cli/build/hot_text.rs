@@ -1,8 +1,10 @@
 //! The linker script that gathers the functions named in `hot-text.txt` (see `build.rs`).
 //!
-//! Invariant: every listed name is matched exactly first, then with the parts a rebuild
-//! may change left open, in every section the compiler may give that function; names a
-//! linker script cannot hold are skipped, never passed on.
+//! Invariant: every listed name is matched exactly first, then, where a rebuild changes
+//! only a part of it that tells one function from another by accident (a hash, a crate
+//! disambiguator, a clone's number), with that part left open; in every section the
+//! compiler may give that function. Names with characters a linker script could read
+//! otherwise are skipped, never passed on.
 
 /// The linker script: an output section placed before `.text` that takes the listed
 /// functions first by exact name, then by the same names loosened (see [`loosen`]), so a
@@ -16,7 +18,7 @@ pub(crate) fn linker_script(list: &str) -> String {
         .filter(|line| !line.is_empty() && !line.starts_with('#'))
         .filter(|name| {
             name.bytes()
-                .all(|b| b.is_ascii_graphic() && !b"()*?[]\\\"".contains(&b))
+                .all(|b| b.is_ascii_alphanumeric() || b"_.$".contains(&b))
         })
         .collect();
     let mut loose: Vec<String> = names.iter().map(|name| loosen(name)).collect();
@@ -41,15 +43,31 @@ pub(crate) fn linker_script(list: &str) -> String {
     script
 }
 
-/// A symbol with the parts a rebuild may change replaced by `*`: the `17h<16 hex>E` hash
-/// that ends a legacy Rust symbol, and the `Cs<base 62>_` crate disambiguators of a v0
-/// one (`_R…`). Other names come back as they are.
+/// A symbol with the parts a rebuild may change replaced by `*`: the number LLVM gives a
+/// clone (`name.1234`), the `17h<16 hex>E` hash that ends a legacy Rust symbol, and the
+/// `Cs<base 62>_` crate disambiguators of a v0 one (`_R…`). A legacy symbol of a generic
+/// function, a closure or a shim keeps its hash: there the hash is what tells its many
+/// instances apart, and all of them would match. Other names come back as they are.
 pub(crate) fn loosen(name: &str) -> String {
-    let mut name = name.to_owned();
-    if let Some(start) = name.len().checked_sub(20) {
+    let mut name = match name.rsplit_once('.') {
+        Some((base, clone))
+            if !base.is_empty()
+                && !clone.is_empty()
+                && clone.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            format!("{base}.*")
+        }
+        _ => name.to_owned(),
+    };
+    let generic = ["$LT$", "$u7b$$u7b$closure$u7d$$u7d$", "vtable.shim"]
+        .iter()
+        .any(|part| name.contains(part));
+    if let Some(start) = name.len().checked_sub(20)
+        && name.starts_with("_ZN")
+        && !generic
+    {
         let tail = &name.as_bytes()[start..];
-        if name.starts_with("_ZN")
-            && tail.starts_with(b"17h")
+        if tail.starts_with(b"17h")
             && tail.ends_with(b"E")
             && tail[3..19].iter().all(u8::is_ascii_hexdigit)
         {

@@ -16,7 +16,8 @@
 //! - Listings are keyset-paginated on the path with memory bounded by the page size.
 //! - Whatever scans a directory (listing, search, reading a directory, completion) runs on
 //!   a blocking thread ([`blocking`]): a directory may hold any number of entries, and the
-//!   runtime's other requests must not wait on it.
+//!   runtime's other requests must not wait on it. The one exception is a page of the
+//!   recursive listing that the listing cache holds whole (`list.rs`).
 //! - Changes are watched through the roots' own directory handles (`watch.rs`, Linux) and
 //!   published coalesced: a change to an entry updates it and its parent collection.
 //!   Elsewhere the provider declares neither `subscribe` nor `listChanged`.

@@ -19,6 +19,10 @@
 //!   (`fs.inotify.max_user_watches`) is logged once and leaves deeper directories unwatched.
 //! - A subscription is acknowledged only once the watches are placed
 //!   ([`ServedRoots::armed`]): a change made after the acknowledgement is heard.
+//! - Entries added, removed or renamed while the first watches are being placed are not
+//!   lost: a directory whose status changed after the watcher started is published as
+//!   changed (with `list_changed`) once its watch is in place, so a session that began
+//!   before the watches were ready hears of it.
 //! - The thread ends within half a second of the provider being dropped.
 //! - In a deployment of several instances (`rsrc::bus`), only the instance holding the
 //!   `file:///` lease publishes, to every instance; the others drop their events. An
@@ -30,7 +34,7 @@ use std::ffi::OsStr;
 use std::io;
 use std::os::fd::AsRawFd as _;
 use std::sync::{Arc, Weak};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 use rsrc::ChangeFeed;
@@ -99,12 +103,13 @@ struct Watcher {
 /// Subscriptions wait until its first watches are placed ([`ServedRoots::armed`]).
 pub(super) fn start(served: &Arc<ServedRoots>, feed: ChangeFeed, window: Duration) {
     served.armed.disarm();
+    let since = SystemTime::now();
     let weak = Arc::downgrade(served);
     let started = std::thread::Builder::new()
         .name("rsrc-fs-watch".into())
         .spawn(move || {
             let lease = feed.lease(PREFIX);
-            run(&weak, &feed, window, &lease);
+            run(&weak, &feed, window, &lease, since);
         });
     if let Err(e) = started {
         tracing::warn!(error = %e, "no file watcher: changes will not be notified");
@@ -112,8 +117,18 @@ pub(super) fn start(served: &Arc<ServedRoots>, feed: ChangeFeed, window: Duratio
     }
 }
 
-fn run(served: &Weak<ServedRoots>, feed: &ChangeFeed, window: Duration, lease: &Lease) {
+/// Watches and publishes until the provider is gone. The first watches report what
+/// changed after `since` (the watcher's start); after a failure everything is republished
+/// instead.
+fn run(
+    served: &Weak<ServedRoots>,
+    feed: &ChangeFeed,
+    window: Duration,
+    lease: &Lease,
+    since: SystemTime,
+) {
     let mut buffer = vec![0u8; 64 * 1024];
+    let mut since = Some(since);
     loop {
         let mut w = match Watcher::new(window, lease.clone()) {
             Ok(w) => w,
@@ -127,8 +142,9 @@ fn run(served: &Weak<ServedRoots>, feed: &ChangeFeed, window: Duration, lease: &
         };
         {
             let Some(t) = served.upgrade() else { return };
+            let since = since.take();
             for root in 0..t.roots.len() {
-                w.watch_tree(&t, root, RelPath::root());
+                w.watch_tree(&t, root, RelPath::root(), since);
             }
             t.armed.arm();
             tracing::debug!(watches = w.dirs.len(), "watching the roots");
@@ -154,6 +170,21 @@ fn republish_all(feed: &ChangeFeed, lease: &Lease) {
     }
 }
 
+/// Whether the directory's status (which moves with every entry added, removed or
+/// renamed) changed after `since`.
+fn changed_after(dir: &cap_std::fs::Dir, since: SystemTime) -> bool {
+    use cap_std::fs::MetadataExt as _;
+    let Ok(since) = since.duration_since(SystemTime::UNIX_EPOCH) else {
+        return true;
+    };
+    let since = (
+        i64::try_from(since.as_secs()).unwrap_or(i64::MAX),
+        i64::from(since.subsec_nanos()),
+    );
+    dir.dir_metadata()
+        .map_or(true, |md| (md.ctime(), md.ctime_nsec()) > since)
+}
+
 impl Watcher {
     fn new(window: Duration, lease: Lease) -> io::Result<Self> {
         Ok(Watcher {
@@ -170,8 +201,16 @@ impl Watcher {
         })
     }
 
-    /// Watches `start` and every exposed directory below it.
-    fn watch_tree(&mut self, served: &ServedRoots, root: usize, start: RelPath) {
+    /// Watches `start` and every exposed directory below it. With `changed_since`, a
+    /// directory whose status changed after that time (an entry added, removed or
+    /// renamed before its watch was in place) is published as changed.
+    fn watch_tree(
+        &mut self,
+        served: &ServedRoots,
+        root: usize,
+        start: RelPath,
+        changed_since: Option<SystemTime>,
+    ) {
         let base = &served.roots[root].dir;
         let mut stack = vec![start];
         while let Some(rel) = stack.pop() {
@@ -185,6 +224,12 @@ impl Watcher {
             match self.inotify.watches().add(&path, mask()) {
                 Ok(wd) => {
                     self.dirs.insert(wd, (root, rel.clone()));
+                    // Read after the watch is placed: a later change raises an event.
+                    if changed_since.is_some_and(|since| changed_after(&dir, since)) {
+                        let now = Instant::now();
+                        self.list_changed(now);
+                        self.touch(root, rel.clone(), now);
+                    }
                 }
                 Err(e) if e.raw_os_error() == Some(28) => {
                     // ENOSPC: the watch table is full.
@@ -288,12 +333,12 @@ impl Watcher {
                 republish_all(feed, &self.lease);
                 for root in 0..t.roots.len() {
                     self.unwatch_root(root);
-                    self.watch_tree(&t, root, RelPath::root());
+                    self.watch_tree(&t, root, RelPath::root(), None);
                 }
             }
             for root in std::mem::take(&mut self.moved) {
                 self.unwatch_root(root);
-                self.watch_tree(&t, root, RelPath::root());
+                self.watch_tree(&t, root, RelPath::root(), None);
             }
             self.publish_due(&t, feed, Instant::now());
         }
@@ -367,7 +412,7 @@ impl Watcher {
                 // Watched paths below it changed name: rebuild this root's watches.
                 self.moved.push(root);
             } else if appeared {
-                self.watch_tree(served, root, path.clone());
+                self.watch_tree(served, root, path.clone(), None);
             }
         }
         self.touch(root, path, now);
@@ -425,11 +470,66 @@ mod tests {
         )
         .unwrap();
         let mut w = Watcher::new(Duration::from_millis(50), Lease::always()).unwrap();
-        w.watch_tree(&provider.served, 0, RelPath::root());
+        w.watch_tree(&provider.served, 0, RelPath::root(), None);
         assert_eq!(w.dirs.len(), 2, "the root and sub");
         let wd = w.dirs.keys().next().unwrap().clone();
         w.event(&provider.served, &wd, EventMask::Q_OVERFLOW, None);
         assert!(w.lost);
+    }
+
+    /// Waits until a directory changed now gets a status time after `since` (file times
+    /// come from a coarser clock than `SystemTime::now`).
+    fn clock_past(since: SystemTime) {
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = cap_std::fs::Dir::open_ambient_dir(scratch.path(), cap_std::ambient_authority())
+            .unwrap();
+        for n in 0..10_000 {
+            dir.write(n.to_string(), "x").unwrap();
+            if changed_after(&dir, since) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        panic!("file times never passed {since:?}");
+    }
+
+    #[test]
+    fn an_entry_added_before_its_directorys_first_watch_is_published() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::create_dir(dir.path().join("quiet")).unwrap();
+        let provider = FsProvider::single(
+            dir.path(),
+            FsConfig {
+                watch: false,
+                ..FsConfig::default()
+            },
+        )
+        .unwrap();
+        let since = SystemTime::now();
+        clock_past(since);
+
+        // Nothing changed since: the first watches publish nothing.
+        let mut w = Watcher::new(Duration::from_millis(50), Lease::always()).unwrap();
+        w.watch_tree(&provider.served, 0, RelPath::root(), Some(since));
+        assert_eq!(w.dirs.len(), 3);
+        assert!(w.list.is_none() && w.pending.is_empty());
+
+        // A file added to `sub` after the watcher started, before `sub` was watched.
+        std::fs::write(dir.path().join("sub/new.txt"), "new").unwrap();
+        let mut w = Watcher::new(Duration::from_millis(50), Lease::always()).unwrap();
+        w.watch_tree(&provider.served, 0, RelPath::root(), Some(since));
+        assert!(w.list.is_some(), "list_changed is due");
+        let pending: Vec<&RelPath> = w.pending.keys().map(|(_, rel)| rel).collect();
+        assert_eq!(
+            pending,
+            [&RelPath::root().join(std::ffi::OsStr::new("sub"))]
+        );
+
+        // Rebuilt watches (after lost events, a moved root) republish in their own way.
+        let mut w = Watcher::new(Duration::from_millis(50), Lease::always()).unwrap();
+        w.watch_tree(&provider.served, 0, RelPath::root(), None);
+        assert!(w.list.is_none() && w.pending.is_empty());
     }
 
     #[tokio::test]
