@@ -226,9 +226,7 @@ impl Watcher {
                     self.dirs.insert(wd, (root, rel.clone()));
                     // Read after the watch is placed: a later change raises an event.
                     if changed_since.is_some_and(|since| changed_after(&dir, since)) {
-                        let now = Instant::now();
-                        self.list_changed(now);
-                        self.touch(root, rel.clone(), now);
+                        self.entries_changed(root, rel.clone(), Instant::now());
                     }
                 }
                 Err(e) if e.raw_os_error() == Some(28) => {
@@ -358,6 +356,13 @@ impl Watcher {
         }
     }
 
+    /// What `dir` holds changed, without knowing which entry: the list, and the
+    /// directory's collection.
+    fn entries_changed(&mut self, root: usize, dir: RelPath, now: Instant) {
+        self.list_changed(now);
+        self.touch(root, dir, now);
+    }
+
     fn event(
         &mut self,
         served: &ServedRoots,
@@ -382,16 +387,14 @@ impl Watcher {
             if mask.intersects(EventMask::MOVE_SELF) {
                 self.moved.push(root);
             }
-            self.list_changed(now);
-            self.touch(root, dir, now);
+            self.entries_changed(root, dir, now);
             return;
         };
         let is_dir = mask.contains(EventMask::ISDIR);
         if !is_dir && (name == ".gitignore" || name == ".ignore") {
             // What is exposed below this directory may have changed.
             served.roots[root].filter.forget_rules(root, &dir);
-            self.list_changed(now);
-            self.touch(root, dir, now);
+            self.entries_changed(root, dir, now);
             return;
         }
         let Root {
@@ -457,19 +460,26 @@ mod tests {
     use rsrc::transport::{StreamConfig, serve_in_memory};
     use serde_json::json;
 
+    /// A provider of `dir` that does not watch it: the tests drive a [`Watcher`] of their
+    /// own.
+    fn unwatched(dir: &std::path::Path) -> FsProvider {
+        let config = FsConfig {
+            watch: false,
+            ..FsConfig::default()
+        };
+        FsProvider::single(dir, config).unwrap()
+    }
+
+    fn watcher() -> Watcher {
+        Watcher::new(Duration::from_millis(50), Lease::always()).unwrap()
+    }
+
     #[test]
     fn an_overflow_marks_everything_lost() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
-        let provider = FsProvider::single(
-            dir.path(),
-            FsConfig {
-                watch: false,
-                ..FsConfig::default()
-            },
-        )
-        .unwrap();
-        let mut w = Watcher::new(Duration::from_millis(50), Lease::always()).unwrap();
+        let provider = unwatched(dir.path());
+        let mut w = watcher();
         w.watch_tree(&provider.served, 0, RelPath::root(), None);
         assert_eq!(w.dirs.len(), 2, "the root and sub");
         let wd = w.dirs.keys().next().unwrap().clone();
@@ -498,26 +508,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         std::fs::create_dir(dir.path().join("quiet")).unwrap();
-        let provider = FsProvider::single(
-            dir.path(),
-            FsConfig {
-                watch: false,
-                ..FsConfig::default()
-            },
-        )
-        .unwrap();
+        let provider = unwatched(dir.path());
         let since = SystemTime::now();
         clock_past(since);
 
         // Nothing changed since: the first watches publish nothing.
-        let mut w = Watcher::new(Duration::from_millis(50), Lease::always()).unwrap();
+        let mut w = watcher();
         w.watch_tree(&provider.served, 0, RelPath::root(), Some(since));
         assert_eq!(w.dirs.len(), 3);
         assert!(w.list.is_none() && w.pending.is_empty());
 
         // A file added to `sub` after the watcher started, before `sub` was watched.
         std::fs::write(dir.path().join("sub/new.txt"), "new").unwrap();
-        let mut w = Watcher::new(Duration::from_millis(50), Lease::always()).unwrap();
+        let mut w = watcher();
         w.watch_tree(&provider.served, 0, RelPath::root(), Some(since));
         assert!(w.list.is_some(), "list_changed is due");
         let pending: Vec<&RelPath> = w.pending.keys().map(|(_, rel)| rel).collect();
@@ -527,7 +530,7 @@ mod tests {
         );
 
         // Rebuilt watches (after lost events, a moved root) republish in their own way.
-        let mut w = Watcher::new(Duration::from_millis(50), Lease::always()).unwrap();
+        let mut w = watcher();
         w.watch_tree(&provider.served, 0, RelPath::root(), None);
         assert!(w.list.is_none() && w.pending.is_empty());
     }
