@@ -312,6 +312,23 @@ async fn ignore_files_hidden_files_and_globs_decide_what_is_exposed() {
         ],
         ".ignore re-includes what .gitignore excluded in the same directory"
     );
+    // Reads apply the same rules, ancestor by ancestor, the deepest deciding.
+    for (uri, exposed) in [
+        ("file:///keep.log", true),
+        ("file:///sub/secret.md", true),
+        ("file:///other/secret.md", true),
+        ("file:///app.log", false),
+        ("file:///target/out.bin", false),
+        ("file:///.hidden/x.txt", false),
+    ] {
+        let resp = read(&mut peer, uri).await;
+        let outcome = if exposed {
+            resp["result"]["contents"][0]["uri"] == uri
+        } else {
+            is_not_found(&resp, uri)
+        };
+        assert!(outcome, "{uri} (exposed: {exposed}): {resp}");
+    }
 
     let everything = FsConfig {
         filter: FilterConfig {

@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -139,9 +139,9 @@ impl FilterConfig {
     }
 }
 
-/// Ignore rules by (root, directory), with when they were read; `None` when the
-/// directory has no ignore file.
-type IgnoreCache = HashMap<(usize, RelPath), (Instant, Option<Arc<Gitignore>>)>;
+/// Ignore rules by directory (each root has its own [`Filter`]), with when they were
+/// read; `None` when the directory has no ignore file.
+type IgnoreCache = HashMap<RelPath, (Instant, Option<Arc<Gitignore>>)>;
 
 /// How long ignore rules read from disk are trusted before being read again.
 const RULES_TTL: Duration = Duration::from_secs(2);
@@ -179,13 +179,12 @@ impl Filter {
     }
 
     /// The ignore rules of directory `dir` of root `root_index`, read on first use.
-    fn rules(&self, root_index: usize, dir_handle: &Dir, dir: &RelPath) -> Option<Arc<Gitignore>> {
-        let key = (root_index, dir.clone());
+    fn rules(&self, dir_handle: &Dir, dir: &RelPath) -> Option<Arc<Gitignore>> {
         if let Some((read, rules)) = self
             .ignore_cache
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(&key)
+            .get(dir)
             && read.elapsed() < RULES_TTL
         {
             return rules.clone();
@@ -207,33 +206,37 @@ impl Filter {
         if cache.len() >= CACHE_LIMIT {
             cache.clear();
         }
-        cache.insert(key, (Instant::now(), rules.clone()));
+        cache.insert(dir.clone(), (Instant::now(), rules.clone()));
         rules
     }
 
     /// Forgets the ignore rules read for `dir` (its ignore file changed).
-    pub(crate) fn forget_rules(&self, root_index: usize, dir: &RelPath) {
+    pub(crate) fn forget_rules(&self, dir: &RelPath) {
         self.ignore_cache
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .remove(&(root_index, dir.clone()));
+            .remove(dir);
     }
 
     /// The ignore rules that apply to the entries of `dir`, looked up once per directory.
-    pub(crate) fn rules_for(&self, root_index: usize, root: &Dir, dir: &RelPath) -> DirRules {
-        let mut rules = Vec::new();
-        if self.respect_ignore_files {
-            let mut ancestor = Some(dir.clone());
-            while let Some(a) = ancestor {
-                if let Some(r) = self.rules(root_index, root, &a) {
-                    rules.push((a.to_path(), r));
-                }
-                ancestor = a.parent();
-            }
+    pub(crate) fn rules_for(&self, root: &Dir, dir: &RelPath) -> DirRules {
+        let mut rules = DirRules::default();
+        self.add_rules_of(root, &mut rules);
+        for c in dir.components() {
+            rules.descend(c);
+            self.add_rules_of(root, &mut rules);
         }
-        DirRules {
-            dir: dir.clone(),
-            rules,
+        rules
+    }
+
+    /// Puts the ignore rules of `rules.dir` itself (if it has any) before those of its
+    /// ancestors: the deepest ignore file comes first.
+    fn add_rules_of(&self, root: &Dir, rules: &mut DirRules) {
+        if !self.respect_ignore_files {
+            return;
+        }
+        if let Some(r) = self.rules(root, &rules.dir) {
+            rules.rules.insert(0, (rules.path.clone(), r));
         }
     }
 
@@ -247,7 +250,7 @@ impl Filter {
         if self.exclude.is_none() && self.include.is_none() && rules.rules.is_empty() {
             return true;
         }
-        let rel = rules.dir.join(name).to_path();
+        let rel = rules.path.join(name);
         if self.exclude.as_ref().is_some_and(|g| g.is_match(&rel)) {
             return false;
         }
@@ -257,11 +260,7 @@ impl Filter {
         // The deepest ignore file that has an opinion decides; patterns are relative to
         // the directory holding the file.
         for (base, gitignore) in &rules.rules {
-            let below: &Path = if base == Path::new(".") {
-                &rel
-            } else {
-                rel.strip_prefix(base).unwrap_or(&rel)
-            };
+            let below = rel.strip_prefix(base).unwrap_or(&rel);
             match gitignore.matched(below, is_dir) {
                 Match::Ignore(_) => return false,
                 Match::Whitelist(_) => return true,
@@ -275,14 +274,8 @@ impl Filter {
     /// cannot lend its visible name to a hidden, ignored, excluded or `.git` target
     /// (`notes.txt -> .env`, `docs/g -> ../.git`). The one rule every operation applies
     /// to a path (reads, metadata, listings, completion, subscriptions).
-    pub(crate) fn resolved_visible(
-        &self,
-        root_index: usize,
-        root: &Dir,
-        path: &RelPath,
-        is_dir: bool,
-    ) -> bool {
-        if !self.path_visible(root_index, root, path, is_dir) {
+    pub(crate) fn resolved_visible(&self, root: &Dir, path: &RelPath, is_dir: bool) -> bool {
+        if !self.path_visible(root, path, is_dir) {
             return false;
         }
         if path.is_root() || without_links(root, path) {
@@ -296,28 +289,25 @@ impl Filter {
             .as_deref()
             .and_then(RelPath::from_canonical)
         {
-            Some(target) => target == *path || self.path_visible(root_index, root, &target, is_dir),
+            Some(target) => target == *path || self.path_visible(root, &target, is_dir),
             None => false,
         }
     }
 
     /// Whether every component of `path` itself is exposed (what it resolves to aside).
-    pub(crate) fn path_visible(
-        &self,
-        root_index: usize,
-        root: &Dir,
-        path: &RelPath,
-        is_dir: bool,
-    ) -> bool {
+    /// The rules of each directory on the way are gathered as the walk descends, each
+    /// looked up once.
+    pub(crate) fn path_visible(&self, root: &Dir, path: &RelPath, is_dir: bool) -> bool {
+        let mut rules = DirRules::default();
         let comps = path.components();
-        let mut dir = RelPath::root();
         for (i, c) in comps.iter().enumerate() {
-            let last = i + 1 == comps.len();
-            let rules = self.rules_for(root_index, root, &dir);
-            if !self.entry_visible(&rules, c, !last || is_dir) {
+            if i > 0 {
+                rules.descend(&comps[i - 1]);
+            }
+            self.add_rules_of(root, &mut rules);
+            if !self.entry_visible(&rules, c, i + 1 < comps.len() || is_dir) {
                 return false;
             }
-            dir = dir.join(c);
         }
         true
     }
@@ -348,9 +338,20 @@ fn without_links(_root: &Dir, _path: &RelPath) -> bool {
     false
 }
 
-/// The ignore rules in force inside one directory, deepest first.
-#[derive(Debug)]
+/// The ignore rules in force inside one directory, deepest first, each with the path of
+/// the directory holding it (empty for the root).
+#[derive(Debug, Default)]
 pub(crate) struct DirRules {
     dir: RelPath,
-    rules: Vec<(std::path::PathBuf, Arc<Gitignore>)>,
+    /// `dir` as a relative path, empty for the root: what entries' paths are joined to.
+    path: PathBuf,
+    rules: Vec<(PathBuf, Arc<Gitignore>)>,
+}
+
+impl DirRules {
+    /// Moves into the subdirectory `name`.
+    fn descend(&mut self, name: &OsStr) {
+        self.dir.push(name);
+        self.path.push(name);
+    }
 }

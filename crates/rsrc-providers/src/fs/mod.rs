@@ -455,7 +455,7 @@ impl ServedRoots {
         }
         if !self.roots[root]
             .filter
-            .resolved_visible(root, dir, rel, md.is_dir())
+            .resolved_visible(dir, rel, md.is_dir())
         {
             return Err(ResourceError::not_found(uri));
         }
@@ -463,7 +463,12 @@ impl ServedRoots {
     }
 
     fn resource(&self, root: usize, rel: &RelPath, md: &Info) -> Resource {
-        let mut r = self.compact_resource(root, rel, md);
+        self.resource_at(self.uri(root, rel), root, rel, md)
+    }
+
+    /// [`ServedRoots::resource`] under `uri`, the request's own spelling of its URI.
+    fn resource_at(&self, uri: String, root: usize, rel: &RelPath, md: &Info) -> Resource {
+        let mut r = self.compact_at(uri, root, rel, md);
         if let Some(t) = last_modified(md) {
             r = r.with_last_modified(t);
         }
@@ -473,11 +478,15 @@ impl ServedRoots {
     /// A resource as the recursive listing shows it: without its modification time, unless
     /// configured otherwise (see [`FsConfig::modified_in_full_listing`]).
     fn compact_resource(&self, root: usize, rel: &RelPath, md: &Info) -> Resource {
+        self.compact_at(self.uri(root, rel), root, rel, md)
+    }
+
+    fn compact_at(&self, uri: String, root: usize, rel: &RelPath, md: &Info) -> Resource {
         let name = match rel.name() {
             Some(n) => n.to_string_lossy().into_owned(),
             None => self.roots[root].name.clone(),
         };
-        let mut r = Resource::new(self.uri(root, rel), name);
+        let mut r = Resource::new(uri, name);
         if md.is_dir {
             r = r.with_mime_type(DIRECTORY_MIME_TYPE).collection();
         } else {
@@ -571,9 +580,7 @@ impl Provider for FsProvider {
             Target::Roots => Ok(self.served.roots_collection()),
             Target::Path(root, rel) => {
                 let md = self.served.stat(uri, root, &rel)?;
-                let mut r = self.served.resource(root, &rel, &md);
-                r.uri = uri.to_owned();
-                Ok(r)
+                Ok(self.served.resource_at(uri.to_owned(), root, &rel, &md))
             }
         }
     }

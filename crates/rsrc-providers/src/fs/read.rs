@@ -12,7 +12,6 @@
 //!   file. The directory is scanned on a blocking thread ([`super::blocking`]).
 
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -22,7 +21,7 @@ use rsrc::{RequestContext, ResourceError};
 
 use super::walk::{self, Info, Kind};
 use super::{Root, ServedRoots, blocking};
-use crate::kit::content::{mime_for, text_or_bytes};
+use crate::kit::content::{mime_by_content, text_or_bytes};
 use crate::kit::open::{
     ReadError, StopOnDrop, io_error, open_checked, open_resolved, read_error, read_open,
 };
@@ -69,9 +68,9 @@ impl ServedRoots {
             open_resolved(dir, rel).map_err(|e| self.read_error(uri, root, e))?;
         // Opened without following a link, the path is its own resolution.
         let visible = if linked {
-            filter.resolved_visible(root, dir, rel, md.is_dir())
+            filter.resolved_visible(dir, rel, md.is_dir())
         } else {
-            filter.path_visible(root, dir, rel, md.is_dir())
+            filter.path_visible(dir, rel, md.is_dir())
         };
         if !visible {
             return Err(ResourceError::not_found(uri));
@@ -98,28 +97,33 @@ impl ServedRoots {
             .read_file(ctx, root, file, md)
             .await
             .map_err(|e| self.read_error(uri, root, e))?;
-        let md = &info;
-        let name = rel.name().unwrap_or_default().as_bytes();
-        let mut meta = self.resource(root, rel, md);
-        meta.uri = uri.to_owned();
+        let mut meta = self.resource_at(uri.to_owned(), root, rel, &info);
         meta.size = Some(bytes.len() as u64);
-        let bytes = text_or_bytes(bytes);
-        let (mime, body) = match bytes {
-            Ok(text) => (mime_for(name, text.as_bytes(), true), Body::Text(text)),
-            Err(bytes) => (mime_for(name, &bytes, false), Body::Blob(bytes.into())),
+        // A file's resource carries the type its name says, which the content refines.
+        let by_name = meta.mime_type.take();
+        let (mime, body) = match text_or_bytes(bytes) {
+            Ok(text) => (
+                mime_by_content(by_name, text.as_bytes(), true),
+                Body::Text(text),
+            ),
+            Err(bytes) => (
+                mime_by_content(by_name, &bytes, false),
+                Body::Blob(bytes.into()),
+            ),
         };
-        meta.mime_type = Some(mime.clone());
+        let converters = if convert {
+            self.config.converters.as_slice()
+        } else {
+            &[]
+        };
+        let wanted: Vec<_> = converters.iter().filter(|c| c.accepts(&mime)).collect();
+        meta.mime_type = Some(mime);
         let mut out = vec![ResourceContents {
             resource: meta,
             body,
         }];
         let mut raw = None;
-        for c in self
-            .config
-            .converters
-            .iter()
-            .filter(|c| convert && c.accepts(&mime))
-        {
+        for c in wanted {
             // Converters see the raw bytes, shared, not copied.
             let raw = raw.get_or_insert_with(|| match &out[0].body {
                 Body::Blob(b) => b.clone(),

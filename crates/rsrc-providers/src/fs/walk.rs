@@ -148,11 +148,7 @@ fn classify(scope: &Scope<'_>, dir: &RelPath, item: &DirEntry) -> Option<Candida
         let path = dir.join(&name);
         let md = scope.dir.metadata(path.to_path()).ok()?;
         // Its target must be exposed too (the link's own name is checked by the caller).
-        if !md.is_file()
-            || !scope
-                .filter
-                .resolved_visible(scope.index, scope.dir, &path, false)
-        {
+        if !md.is_file() || !scope.filter.resolved_visible(scope.dir, &path, false) {
             return None;
         }
         (Kind::File, Source::Followed(Info::from(&md)))
@@ -341,7 +337,7 @@ pub(crate) fn next_entries(
         opened = scope.dir.open_dir(dir.to_path())?;
         &opened
     };
-    let rules = scope.filter.rules_for(scope.index, scope.dir, dir);
+    let rules = scope.filter.rules_for(scope.dir, dir);
     let visible = |item: io::Result<DirEntry>| {
         let candidate = classify(scope, dir, &item.ok()?)?;
         scope

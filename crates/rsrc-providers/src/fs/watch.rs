@@ -252,7 +252,7 @@ impl Watcher {
                 }
             }
             let Ok(entries) = dir.entries() else { continue };
-            let rules = served.roots[root].filter.rules_for(root, base, &rel);
+            let rules = served.roots[root].filter.rules_for(base, &rel);
             for entry in entries.flatten() {
                 let Ok(kind) = entry.file_type() else {
                     continue;
@@ -393,14 +393,14 @@ impl Watcher {
         let is_dir = mask.contains(EventMask::ISDIR);
         if !is_dir && (name == ".gitignore" || name == ".ignore") {
             // What is exposed below this directory may have changed.
-            served.roots[root].filter.forget_rules(root, &dir);
+            served.roots[root].filter.forget_rules(&dir);
             self.entries_changed(root, dir, now);
             return;
         }
         let Root {
             dir: base, filter, ..
         } = &*served.roots[root];
-        let rules = filter.rules_for(root, base, &dir);
+        let rules = filter.rules_for(base, &dir);
         if !filter.entry_visible(&rules, name, is_dir) {
             return;
         }

@@ -88,7 +88,12 @@ pub(crate) fn text_or_bytes(bytes: Vec<u8>) -> Result<Text, Vec<u8>> {
 /// say, else the name's type, else `application/octet-stream`.
 #[cfg(any(feature = "fs", feature = "git"))]
 pub(crate) fn mime_for(name: &[u8], bytes: &[u8], is_text: bool) -> String {
-    let by_name = mime_from_name(name);
+    mime_by_content(mime_from_name(name), bytes, is_text)
+}
+
+/// [`mime_for`] with the name's type already looked up (`by_name`).
+#[cfg(any(feature = "fs", feature = "git"))]
+pub(crate) fn mime_by_content(by_name: Option<String>, bytes: &[u8], is_text: bool) -> String {
     if is_text {
         return match by_name {
             Some(m) if !looks_binary_type(&m) => m,

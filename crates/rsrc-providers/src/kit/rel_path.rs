@@ -43,6 +43,11 @@ impl RelPath {
         self.0.last().map(OsString::as_os_str)
     }
 
+    /// Descends into `name`, in place.
+    pub(crate) fn push(&mut self, name: &OsStr) {
+        self.0.push(name.to_os_string());
+    }
+
     pub(crate) fn join(&self, name: &OsStr) -> RelPath {
         let mut c = self.0.clone();
         c.push(name.to_os_string());
@@ -125,14 +130,14 @@ impl RelPath {
         let mut components = Vec::new();
         for segment in path.split('/') {
             let bytes = decode(segment);
-            let Some(ok) = check_component(&bytes) else {
+            if check_component(&bytes).is_none() {
                 return Err(match bytes.as_slice() {
                     b"" => "empty path segment".into(),
                     b"." | b".." => format!("path segment {segment:?} is not allowed"),
                     _ => format!("path segment {segment:?} decodes to a separator or NUL"),
                 });
-            };
-            components.push(OsString::from_vec(ok.to_vec()));
+            }
+            components.push(OsString::from_vec(bytes));
         }
         Ok(RelPath(components))
     }

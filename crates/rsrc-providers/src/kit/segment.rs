@@ -64,7 +64,7 @@ pub(crate) fn push_expanded(out: &mut String, value: &[u8]) {
     feature = "git"
 ))]
 pub(crate) fn decode(raw: &str) -> Vec<u8> {
-    percent_encoding::percent_decode_str(raw).collect()
+    std::borrow::Cow::from(percent_encoding::percent_decode_str(raw)).into_owned()
 }
 
 #[cfg(test)]
