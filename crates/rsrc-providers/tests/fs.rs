@@ -362,6 +362,41 @@ async fn ignore_files_hidden_files_and_globs_decide_what_is_exposed() {
 }
 
 #[tokio::test]
+async fn the_deepest_ignore_file_decides_and_anchored_patterns_match_from_their_own_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, ".gitignore", "*.log\n/sub/private.md\n");
+    write(root, "sub/.gitignore", "!debug.log\n/secret.md\n");
+    for file in [
+        "app.log",
+        "sub/debug.log",
+        "sub/other.log",
+        "sub/private.md",
+        "sub/secret.md",
+        "sub/deeper/secret.md",
+        "sub/deeper/private.md",
+    ] {
+        write(root, file, "x");
+    }
+    let exposed = [
+        "file:///sub/debug.log",
+        "file:///sub/deeper/private.md",
+        "file:///sub/deeper/secret.md",
+    ];
+    let mut peer = serve_dir(root).await;
+    assert_eq!(walk(&mut peer, json!({})).await, exposed);
+    for file in ["app.log", "sub/other.log", "sub/private.md", "sub/secret.md"] {
+        let uri = format!("file:///{file}");
+        let resp = read(&mut peer, &uri).await;
+        assert!(is_not_found(&resp, &uri), "{uri} is ignored: {resp}");
+    }
+    for uri in exposed {
+        let resp = read(&mut peer, uri).await;
+        assert_eq!(resp["result"]["contents"][0]["uri"], uri, "{resp}");
+    }
+}
+
+#[tokio::test]
 async fn files_over_the_read_cap_are_refused_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "big.txt", "x".repeat(2000));

@@ -178,7 +178,7 @@ impl Filter {
         })
     }
 
-    /// The ignore rules of directory `dir` of root `root_index`, read on first use.
+    /// The ignore rules of the directory `dir`, read on first use.
     fn rules(&self, dir_handle: &Dir, dir: &RelPath) -> Option<Arc<Gitignore>> {
         if let Some((read, rules)) = self
             .ignore_cache
@@ -301,12 +301,13 @@ impl Filter {
         let mut rules = DirRules::default();
         let comps = path.components();
         for (i, c) in comps.iter().enumerate() {
-            if i > 0 {
-                rules.descend(&comps[i - 1]);
-            }
             self.add_rules_of(root, &mut rules);
-            if !self.entry_visible(&rules, c, i + 1 < comps.len() || is_dir) {
+            let last = i + 1 == comps.len();
+            if !self.entry_visible(&rules, c, !last || is_dir) {
                 return false;
+            }
+            if !last {
+                rules.descend(c);
             }
         }
         true

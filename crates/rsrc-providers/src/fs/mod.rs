@@ -466,7 +466,8 @@ impl ServedRoots {
         self.resource_at(self.uri(root, rel), root, rel, md)
     }
 
-    /// [`ServedRoots::resource`] under `uri`, the request's own spelling of its URI.
+    /// [`ServedRoots::resource`] under `uri`, already known (a request's own spelling, or
+    /// made by the caller).
     fn resource_at(&self, uri: String, root: usize, rel: &RelPath, md: &Info) -> Resource {
         let mut r = self.compact_at(uri, root, rel, md);
         if let Some(t) = last_modified(md) {

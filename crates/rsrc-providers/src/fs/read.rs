@@ -21,7 +21,7 @@ use rsrc::{RequestContext, ResourceError};
 
 use super::walk::{self, Info, Kind};
 use super::{Root, ServedRoots, blocking};
-use crate::kit::content::{mime_by_content, text_or_bytes};
+use crate::kit::content::{mime_for, text_or_bytes};
 use crate::kit::open::{
     ReadError, StopOnDrop, io_error, open_checked, open_resolved, read_error, read_open,
 };
@@ -102,21 +102,12 @@ impl ServedRoots {
         // A file's resource carries the type its name says, which the content refines.
         let by_name = meta.mime_type.take();
         let (mime, body) = match text_or_bytes(bytes) {
-            Ok(text) => (
-                mime_by_content(by_name, text.as_bytes(), true),
-                Body::Text(text),
-            ),
-            Err(bytes) => (
-                mime_by_content(by_name, &bytes, false),
-                Body::Blob(bytes.into()),
-            ),
+            Ok(text) => (mime_for(by_name, text.as_bytes(), true), Body::Text(text)),
+            Err(bytes) => (mime_for(by_name, &bytes, false), Body::Blob(bytes.into())),
         };
-        let converters = if convert {
-            self.config.converters.as_slice()
-        } else {
-            &[]
-        };
-        let wanted: Vec<_> = converters.iter().filter(|c| c.accepts(&mime)).collect();
+        let wanted: Vec<_> = (self.config.converters.iter())
+            .filter(|c| convert && c.accepts(&mime))
+            .collect();
         meta.mime_type = Some(mime);
         let mut out = vec![ResourceContents {
             resource: meta,

@@ -17,7 +17,7 @@ use super::locate::Located;
 use super::names::{self, RefName};
 use super::repo::{self, Node, Resolved};
 use super::{RESERVE_FROM, ServedRepo, gix_error};
-use crate::kit::content::{mime_for, text_or_bytes};
+use crate::kit::content::{mime_for, mime_from_name, text_or_bytes};
 
 impl ServedRepo {
     /// Reads `uri`; or, for a blob large enough to count against the server's budget of
@@ -97,9 +97,10 @@ impl ServedRepo {
             true,
         );
         meta.uri = uri.to_owned();
+        let by_name = mime_from_name(file_name);
         let (mime, body) = match text_or_bytes(bytes) {
-            Ok(text) => (mime_for(file_name, text.as_bytes(), true), Body::Text(text)),
-            Err(bytes) => (mime_for(file_name, &bytes, false), Body::Blob(bytes.into())),
+            Ok(text) => (mime_for(by_name, text.as_bytes(), true), Body::Text(text)),
+            Err(bytes) => (mime_for(by_name, &bytes, false), Body::Blob(bytes.into())),
         };
         if kind != EntryKind::Link {
             meta.mime_type = Some(mime);

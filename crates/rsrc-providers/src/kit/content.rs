@@ -61,6 +61,7 @@ fn normalize(mime: &str) -> String {
 
 /// What bytes are by their magic numbers: a binary format (`Some(mime)`), or nothing
 /// recognised.
+#[cfg(any(feature = "fs", feature = "git"))]
 fn sniff_binary(bytes: &[u8]) -> Option<&'static str> {
     let kind = infer::get(bytes)?;
     (kind.matcher_type() != infer::MatcherType::Text && !kind.mime_type().starts_with("text/"))
@@ -83,17 +84,12 @@ pub(crate) fn text_or_bytes(bytes: Vec<u8>) -> Result<Text, Vec<u8>> {
     Text::from_utf8(bytes)
 }
 
-/// The MIME type of content named `name`: for text, the name's type unless that type
-/// claims binary content (then `text/plain`); for binary content, what its magic bytes
-/// say, else the name's type, else `application/octet-stream`.
+/// The MIME type of content whose name's type is `by_name` ([`mime_from_name`]): for
+/// text, the name's type unless that type claims binary content (then `text/plain`); for
+/// binary content, what its magic bytes say, else the name's type, else
+/// `application/octet-stream`.
 #[cfg(any(feature = "fs", feature = "git"))]
-pub(crate) fn mime_for(name: &[u8], bytes: &[u8], is_text: bool) -> String {
-    mime_by_content(mime_from_name(name), bytes, is_text)
-}
-
-/// [`mime_for`] with the name's type already looked up (`by_name`).
-#[cfg(any(feature = "fs", feature = "git"))]
-pub(crate) fn mime_by_content(by_name: Option<String>, bytes: &[u8], is_text: bool) -> String {
+pub(crate) fn mime_for(by_name: Option<String>, bytes: &[u8], is_text: bool) -> String {
     if is_text {
         return match by_name {
             Some(m) if !looks_binary_type(&m) => m,
@@ -124,27 +120,32 @@ mod tests {
     use super::*;
 
     #[cfg(any(feature = "fs", feature = "git"))]
+    fn named(name: &[u8], bytes: &[u8], is_text: bool) -> String {
+        mime_for(mime_from_name(name), bytes, is_text)
+    }
+
+    #[cfg(any(feature = "fs", feature = "git"))]
     #[test]
     fn types_come_from_the_name_when_the_content_agrees() {
-        assert_eq!(mime_for(b"a.md", b"# x", true), "text/markdown");
-        assert_eq!(mime_for(b"a.rs", b"fn main() {}", true), "text/x-rust");
-        assert_eq!(mime_for(b"README", b"hello", true), "text/plain");
-        assert_eq!(mime_for(b"a.json", b"{}", true), "application/json");
+        assert_eq!(named(b"a.md", b"# x", true), "text/markdown");
+        assert_eq!(named(b"a.rs", b"fn main() {}", true), "text/x-rust");
+        assert_eq!(named(b"README", b"hello", true), "text/plain");
+        assert_eq!(named(b"a.json", b"{}", true), "application/json");
         // A .png that is really text is text.
-        assert_eq!(mime_for(b"fake.png", b"hello", true), "text/plain");
+        assert_eq!(named(b"fake.png", b"hello", true), "text/plain");
     }
 
     #[cfg(any(feature = "fs", feature = "git"))]
     #[test]
     fn binary_content_is_sniffed() {
         let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
-        assert_eq!(mime_for(b"noext", png, false), "image/png");
+        assert_eq!(named(b"noext", png, false), "image/png");
         assert_eq!(
-            mime_for(b"a.txt", &[0xff, 0xfe, 0], false),
+            named(b"a.txt", &[0xff, 0xfe, 0], false),
             "application/octet-stream"
         );
         assert_eq!(
-            mime_for(b"data.bin", &[1, 2, 3], false),
+            named(b"data.bin", &[1, 2, 3], false),
             "application/octet-stream"
         );
     }

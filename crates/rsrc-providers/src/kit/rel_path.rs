@@ -44,6 +44,7 @@ impl RelPath {
     }
 
     /// Descends into `name`, in place.
+    #[cfg(feature = "fs")]
     pub(crate) fn push(&mut self, name: &OsStr) {
         self.0.push(name.to_os_string());
     }
@@ -54,6 +55,7 @@ impl RelPath {
         RelPath(c)
     }
 
+    #[cfg(feature = "skills")]
     pub(crate) fn parent(&self) -> Option<RelPath> {
         (!self.0.is_empty()).then(|| RelPath(self.0[..self.0.len() - 1].to_vec()))
     }
