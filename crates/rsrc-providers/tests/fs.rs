@@ -385,7 +385,12 @@ async fn the_deepest_ignore_file_decides_and_anchored_patterns_match_from_their_
     ];
     let mut peer = serve_dir(root).await;
     assert_eq!(walk(&mut peer, json!({})).await, exposed);
-    for file in ["app.log", "sub/other.log", "sub/private.md", "sub/secret.md"] {
+    for file in [
+        "app.log",
+        "sub/other.log",
+        "sub/private.md",
+        "sub/secret.md",
+    ] {
         let uri = format!("file:///{file}");
         let resp = read(&mut peer, &uri).await;
         assert!(is_not_found(&resp, &uri), "{uri} is ignored: {resp}");
