@@ -355,3 +355,51 @@ async fn an_iri_reaches_the_resource_of_its_percent_encoded_uri() {
         "the subscription holds the URI, so the provider's change reaches it: {notes:?}"
     );
 }
+
+#[tokio::test]
+async fn large_texts_stream_whole_on_their_own_lines_between_other_replies() {
+    // Over the streaming threshold (1 MiB), with escapes and multi-byte characters that
+    // the pieces cut through.
+    let big = "line \"one\"\twith déjà vu 東京 \\ and a control \u{1}\n".repeat(40_000);
+    let set = rsrc::ResourceSet::new()
+        .with_text(
+            rsrc::protocol::Resource::new("big:///a.txt", "a.txt"),
+            big.clone(),
+        )
+        .with_text(
+            rsrc::protocol::Resource::new("big:///b.txt", "b.txt"),
+            "small",
+        );
+    let server = rsrc::Server::builder("rsrc-test", "0.0.0")
+        .mount("big:", set)
+        .build()
+        .unwrap();
+    let mut peer = connect(&server);
+    peer.initialize(ProtocolVersion::V2025_11_25).await;
+    // Sent together, so that the small replies are ready while the large ones stream.
+    for (id, uri) in [
+        (1, "big:///a.txt"),
+        (2, "big:///b.txt"),
+        (3, "big:///a.txt"),
+        (4, "big:///b.txt"),
+    ] {
+        peer.send(json!({"jsonrpc":"2.0","id":id,"method":"resources/read","params":{"uri":uri}}))
+            .await;
+    }
+    let mut texts = std::collections::BTreeMap::new();
+    for _ in 0..4 {
+        let reply = peer.recv().await;
+        let id = reply["id"].as_i64().unwrap();
+        let text = reply["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        texts.insert(id, text);
+    }
+    assert_eq!(texts.len(), 4, "one reply per request");
+    assert!(
+        texts[&1] == big && texts[&3] == big,
+        "the large texts arrive whole"
+    );
+    assert_eq!((texts[&2].as_str(), texts[&4].as_str()), ("small", "small"));
+}

@@ -141,16 +141,47 @@ impl Serialize for ContentsHead<'_> {
     }
 }
 
+/// A text left out of an encoding ([`ResourceContents::write_json_deferring`]): its
+/// escaped bytes ([`push_json_escaped`]) belong at byte `at` of the output, between the
+/// quotes already written.
+#[derive(Clone, Debug)]
+pub struct Deferred {
+    /// Where the escaped text goes in the output.
+    pub at: usize,
+    /// The text.
+    pub text: Text,
+}
+
 impl ResourceContents {
     /// Appends this entry to `out` as compact JSON — the bytes `serde_json` would write —
     /// with a blob's base64 encoded straight into the buffer, skipping the escaping pass a
     /// JSON string normally gets (base64 never needs escaping).
     pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        self.write_json_deferring(out, usize::MAX, &mut Vec::new())
+    }
+
+    /// [`ResourceContents::write_json`], except that a text of at least `min` bytes is
+    /// left out: its quotes are written, and where its escaped bytes go is pushed to
+    /// `deferred`, for a writer that escapes it a piece at a time as its output drains.
+    pub fn write_json_deferring(
+        &self,
+        out: &mut Vec<u8>,
+        min: usize,
+        deferred: &mut Vec<Deferred>,
+    ) -> serde_json::Result<()> {
         serde_json::to_writer(&mut *out, &ContentsHead(&self.resource))?;
         // The head always holds "uri": replace its closing brace by the payload member.
         out.pop();
         out.push(b',');
         match &self.body {
+            Body::Text(t) if t.len() >= min => {
+                out.extend_from_slice(b"\"text\":\"");
+                deferred.push(Deferred {
+                    at: out.len(),
+                    text: t.clone(),
+                });
+                out.push(b'"');
+            }
             Body::Text(t) => {
                 out.extend_from_slice(b"\"text\":");
                 write_json_str(out, t.as_bytes());
@@ -171,12 +202,21 @@ impl ResourceContents {
     }
 }
 
-/// Appends the UTF-8 `bytes` as a JSON string literal, escaped exactly as `serde_json`
-/// escapes a `str`, but testing eight bytes at a time and jumping straight to the first
-/// byte that needs an escape: runs with nothing to escape (nearly all of a text file) are
-/// copied whole. Only ASCII bytes are ever escaped, so working over bytes keeps the text
-/// whole.
+/// Appends the UTF-8 `bytes` as a JSON string literal ([`push_json_escaped`] between
+/// quotes).
 fn write_json_str(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    push_json_escaped(out, bytes);
+    out.push(b'"');
+}
+
+/// Appends `bytes`, part of a UTF-8 text, escaped for the inside of a JSON string exactly
+/// as `serde_json` escapes a `str`, testing eight bytes at a time and jumping straight to
+/// the first byte that needs an escape: runs with nothing to escape (nearly all of a text
+/// file) are copied whole. Only ASCII bytes are ever escaped, so a text may be cut
+/// anywhere, even inside a character, and its pieces escaped one after the other.
+pub fn push_json_escaped(out: &mut Vec<u8>, bytes: &[u8]) {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
     /// The high bit of each byte of `w` below `n` (`n` ≤ 0x80). Only the lowest set bit
@@ -188,8 +228,7 @@ fn write_json_str(out: &mut Vec<u8>, bytes: &[u8]) {
     const fn special(w: u64) -> u64 {
         below(w, 0x20) | below(w ^ (ONES * b'"' as u64), 1) | below(w ^ (ONES * b'\\' as u64), 1)
     }
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
+    out.reserve(bytes.len());
     // `bytes[clean..i]` needs no escape and is not copied yet.
     let mut clean = 0;
     let mut i = 0;
@@ -214,7 +253,6 @@ fn write_json_str(out: &mut Vec<u8>, bytes: &[u8]) {
         }
     }
     out.extend_from_slice(&bytes[clean..]);
-    out.push(b'"');
 }
 
 /// For each byte that needs an escape, the character after the backslash (`u` for the

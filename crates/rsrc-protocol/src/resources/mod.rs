@@ -26,7 +26,7 @@ use crate::meta::{NotificationMeta, RequestMeta, ResultMeta};
 mod contents;
 mod text;
 
-pub use contents::{Body, ResourceContents};
+pub use contents::{Body, Deferred, ResourceContents, push_json_escaped};
 pub use text::Text;
 
 /// SEP-2093's `resourceType`. Open: the SEP keeps the enum extensible.
@@ -611,12 +611,23 @@ impl ReadResourceResult {
     /// Appends this result to `out` as compact JSON, writing each entry with
     /// [`ResourceContents::write_json`].
     pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        self.write_json_deferring(out, usize::MAX, &mut Vec::new())
+    }
+
+    /// [`ReadResourceResult::write_json`] leaving out the texts of at least `min` bytes
+    /// ([`ResourceContents::write_json_deferring`]).
+    pub fn write_json_deferring(
+        &self,
+        out: &mut Vec<u8>,
+        min: usize,
+        deferred: &mut Vec<Deferred>,
+    ) -> serde_json::Result<()> {
         out.extend_from_slice(b"{\"contents\":[");
         for (i, c) in self.contents.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            c.write_json(out)?;
+            c.write_json_deferring(out, min, deferred)?;
         }
         out.push(b']');
         let tail = ReadTail {

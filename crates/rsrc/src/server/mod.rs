@@ -39,6 +39,7 @@ use crate::provider::{DynProvider, IntoProvider};
 
 pub use dispatch::{Handled, Incoming, Notice, Outcome, Prepared, Refusal};
 pub use reply::Reply;
+pub(crate) use reply::Streaming;
 #[cfg(feature = "http")]
 pub(crate) use session::Negotiated;
 pub use session::Session;

@@ -10,6 +10,7 @@
 
 use bytes::Bytes;
 use rsrc_protocol::jsonrpc::{self, ErrorCode, ErrorObject, RequestId};
+use rsrc_protocol::resources::{Deferred, push_json_escaped};
 use rsrc_protocol::{Implementation, ProtocolVersion, ResultMeta, ResultType};
 
 use crate::budget::Reservation;
@@ -17,6 +18,18 @@ use crate::budget::Reservation;
 /// A result that can write itself, with its response envelope, into an output buffer.
 pub(crate) trait EncodeResult: Send {
     fn encode(&self, id: &RequestId, out: &mut Vec<u8>) -> serde_json::Result<()>;
+
+    /// Like `encode`, but may leave out texts of at least `min` bytes, each recorded in
+    /// `deferred` with where its escaped bytes go. The default leaves nothing out.
+    fn encode_deferring(
+        &self,
+        id: &RequestId,
+        out: &mut Vec<u8>,
+        _min: usize,
+        _deferred: &mut Vec<Deferred>,
+    ) -> serde_json::Result<()> {
+        self.encode(id, out)
+    }
 
     /// About how many bytes `encode` will write, so the buffer grows once.
     fn size_hint(&self) -> usize {
@@ -50,10 +63,20 @@ encode_with_serde!(
 /// buffer as base64 without a JSON escaping pass.
 impl EncodeResult for rsrc_protocol::resources::ReadResourceResult {
     fn encode(&self, id: &RequestId, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        self.encode_deferring(id, out, usize::MAX, &mut Vec::new())
+    }
+
+    fn encode_deferring(
+        &self,
+        id: &RequestId,
+        out: &mut Vec<u8>,
+        min: usize,
+        deferred: &mut Vec<Deferred>,
+    ) -> serde_json::Result<()> {
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         serde_json::to_writer(&mut *out, id)?;
         out.extend_from_slice(b",\"result\":");
-        self.write_json(out)?;
+        self.write_json_deferring(out, min, deferred)?;
         out.push(b'}');
         Ok(())
     }
@@ -210,20 +233,103 @@ impl Reply {
 
     /// Appends the encoded response (no trailing newline) to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        let start = out.len();
         if let Payload::Result(_, result) = &self.body {
             out.reserve(result.size_hint());
         }
+        self.encode_deferring(out, usize::MAX, &mut Vec::new());
+    }
+
+    /// Appends the encoded response and a newline to `out`; or, if it holds texts of at
+    /// least `min` bytes, returns it as a [`Streaming`] reply, which appends itself a
+    /// piece at a time, escaping those texts only as the output drains.
+    pub(crate) fn encode_line(self, out: &mut Vec<u8>, min: usize) -> Option<Streaming> {
+        let large = matches!(&self.body, Payload::Result(_, r) if r.size_hint() >= min);
+        if !large {
+            self.encode(out);
+            out.push(b'\n');
+            return None;
+        }
+        let start = out.len();
+        let mut deferred = Vec::new();
+        self.encode_deferring(out, min, &mut deferred);
+        out.push(b'\n');
+        if deferred.is_empty() {
+            return None;
+        }
+        for d in &mut deferred {
+            d.at -= start;
+        }
+        Some(Streaming {
+            bytes: out.split_off(start),
+            at: 0,
+            deferred: deferred.into(),
+            text_at: 0,
+            _hold: self.hold,
+        })
+    }
+
+    /// Appends the encoded response to `out`, leaving out the texts of at least `min`
+    /// bytes ([`EncodeResult::encode_deferring`]); on failure, an internal error instead.
+    fn encode_deferring(&self, out: &mut Vec<u8>, min: usize, deferred: &mut Vec<Deferred>) {
+        let start = out.len();
         let written = match &self.body {
-            Payload::Result(id, result) => result.encode(id, out),
+            Payload::Result(id, result) => result.encode_deferring(id, out, min, deferred),
             Payload::Error(id, e) => jsonrpc::write_error(&mut *out, id.as_ref(), e),
         };
         if let Err(e) = written {
             tracing::error!(error = %e, id = ?self.id(), "a result could not be encoded");
             out.truncate(start);
+            deferred.clear();
             let fallback = ErrorObject::new(ErrorCode::INTERNAL_ERROR, "internal error");
             // Writing into a Vec with a plain error object cannot fail.
             let _ = jsonrpc::write_error(out, self.id(), &fallback);
+        }
+    }
+}
+
+/// A reply written a piece at a time ([`Reply::encode_line`]): its encoded bytes with the
+/// large texts left out, which are escaped into the output as it drains, so that a large
+/// text never sits in memory twice and its escaping overlaps the writing. It holds the
+/// reply's share of the budget of content in flight until it is all out.
+pub(crate) struct Streaming {
+    /// The line, newline included, without the deferred texts.
+    bytes: Vec<u8>,
+    /// How much of `bytes` is out.
+    at: usize,
+    /// The texts still to escape, in order, each with its place in `bytes`.
+    deferred: std::collections::VecDeque<Deferred>,
+    /// How much of the first deferred text is out.
+    text_at: usize,
+    _hold: Reservation,
+}
+
+impl Streaming {
+    /// Appends the next pieces to `out`, at least one and until `out` holds `max` bytes;
+    /// true once the whole line is out.
+    pub(crate) fn fill(&mut self, out: &mut Vec<u8>, max: usize) -> bool {
+        loop {
+            let Some(d) = self.deferred.front() else {
+                out.extend_from_slice(&self.bytes[self.at..]);
+                self.at = self.bytes.len();
+                return true;
+            };
+            if self.at < d.at {
+                out.extend_from_slice(&self.bytes[self.at..d.at]);
+                self.at = d.at;
+            }
+            let text = d.text.as_bytes();
+            let end = text
+                .len()
+                .min(self.text_at + max.saturating_sub(out.len()).max(1));
+            push_json_escaped(out, &text[self.text_at..end]);
+            self.text_at = end;
+            if end == text.len() {
+                self.deferred.pop_front();
+                self.text_at = 0;
+            }
+            if out.len() >= max {
+                return false;
+            }
         }
     }
 }
@@ -272,6 +378,61 @@ mod tests {
         assert_eq!(budget.available(), 0, "a slice still holds it");
         drop(part);
         assert_eq!(budget.available(), 4096);
+    }
+
+    #[tokio::test]
+    async fn a_streamed_reply_writes_the_bytes_of_a_whole_one_and_holds_its_reservation() {
+        use rsrc_protocol::resources::{ReadResourceResult, Resource, ResourceContents};
+        // Escapes, multi-byte characters cut by the pieces, a blob between two large
+        // texts and a small text after them.
+        let big = "a \"quoted\" line\twith déjà vu 東京 \\ and \u{1}\n".repeat(200);
+        let text = |uri: &str, t: &str| ResourceContents::text(Resource::new(uri, "t"), t);
+        let result = || ReadResourceResult {
+            contents: vec![
+                text("t:///1", &big),
+                ResourceContents::blob(Resource::new("t:///b", "b"), b"\x00\x01binary".to_vec()),
+                text("t:///2", &big[..big.len() / 2]),
+                text("t:///3", "small"),
+            ],
+            ..ReadResourceResult::default()
+        };
+        let mut whole = Vec::new();
+        Reply::result(RequestId::Number(7), result()).encode(&mut whole);
+        whole.push(b'\n');
+
+        let budget = crate::ByteBudget::new(4096);
+        let hold = budget.reserve(4096).await;
+        let mut out = b"before\n".to_vec();
+        let mut streaming = Reply::result(RequestId::Number(7), result())
+            .with_reservation(hold)
+            .encode_line(&mut out, 1000)
+            .expect("texts over the threshold stream");
+        let mut pieces = 0;
+        loop {
+            let max = out.len() + 333;
+            if streaming.fill(&mut out, max) {
+                break;
+            }
+            pieces += 1;
+            assert_eq!(budget.available(), 0, "held while streaming");
+        }
+        drop(streaming);
+        assert!(pieces > 10, "{pieces} pieces");
+        assert_eq!(out[..7], *b"before\n");
+        assert_eq!(
+            String::from_utf8_lossy(&out[7..]),
+            String::from_utf8_lossy(&whole)
+        );
+        assert_eq!(budget.available(), 4096);
+
+        // Under the threshold, or without a text to defer, the line is written at once.
+        let mut out = Vec::new();
+        assert!(
+            Reply::result(RequestId::Number(7), result())
+                .encode_line(&mut out, usize::MAX)
+                .is_none()
+        );
+        assert_eq!(out, whole);
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //! memory stays bounded by the line limit, the in-flight limit and the output high-water
 //! mark — and a finished reply is encoded only while the output is under that mark, so
 //! large responses wait as replies holding their share of the content budget
-//! ([`crate::ByteBudget`]).
+//! ([`crate::ByteBudget`]). A reply holding a large text streams: the text is escaped into
+//! the output a piece at a time as it drains, so it is never in memory twice and its
+//! escaping overlaps the client's reading; nothing else is appended until it is out.
 //!
 //! Invariants:
 //! - Replies and notifications are written whole, one per line, never interleaved.
@@ -29,7 +31,7 @@ use tokio::sync::mpsc;
 use super::lines::{Frame, LineReader};
 use crate::context::Notifier;
 use crate::provider::BoxFuture;
-use crate::server::{Handled, Reply, Server, Session};
+use crate::server::{Handled, Reply, Server, Session, Streaming};
 
 /// Limits of one stream connection.
 #[derive(Debug, Clone)]
@@ -64,19 +66,31 @@ type Pending = FuturesUnordered<BoxFuture<'static, Option<Reply>>>;
 /// large read) is given back, so that an idle connection does not hold its peak memory.
 const KEEP_BUFFER: usize = 4 * 1024 * 1024;
 
+/// Replies holding a text of this size or more are written a piece at a time
+/// ([`Streaming`]): the text is escaped into the output as it drains, never whole.
+const STREAM_FROM: usize = 1024 * 1024;
+/// How much output a streaming reply adds at a time.
+const PIECE: usize = 256 * 1024;
+
 fn push_line(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
     out.push(b'\n');
 }
 
-fn push_reply(out: &mut Vec<u8>, notes: &mut mpsc::Receiver<Vec<u8>>, reply: Option<Reply>) {
+/// Appends a finished request's reply (after the notifications it queued); a large one
+/// starts streaming instead, and nothing else may be appended until it is out.
+fn push_reply(
+    out: &mut Vec<u8>,
+    notes: &mut mpsc::Receiver<Vec<u8>>,
+    reply: Option<Reply>,
+    streaming: &mut Option<Streaming>,
+) {
     // Notifications a request queued are older than its reply.
     while let Ok(note) = notes.try_recv() {
         push_line(out, &note);
     }
     if let Some(reply) = reply {
-        reply.encode(out);
-        out.push(b'\n');
+        *streaming = reply.encode_line(out, STREAM_FROM);
     }
 }
 
@@ -99,27 +113,38 @@ where
     let mut out: Vec<u8> = Vec::with_capacity(64 * 1024);
     let mut writing: Vec<u8> = Vec::with_capacity(64 * 1024);
     let mut written = 0usize;
+    // A large reply being written a piece at a time: nothing else is appended meanwhile.
+    let mut streaming: Option<Streaming> = None;
     let mut input_done = false;
     // Armed when the input ends.
     let grace = tokio::time::sleep(Duration::from_secs(u32::MAX.into()));
     tokio::pin!(grace);
 
     loop {
-        let room = |inflight: &Pending, out: &Vec<u8>, writing: &Vec<u8>, written: usize| {
-            inflight.len() < config.max_in_flight
-                && out.len() + (writing.len() - written) < config.output_high_water
+        // Room for more output: under the high-water mark, and no reply streaming.
+        let output_room =
+            |out: &Vec<u8>, writing: &Vec<u8>, written: usize, streaming: &Option<Streaming>| {
+                streaming.is_none()
+                    && out.len() + (writing.len() - written) < config.output_high_water
+            };
+        let room = |inflight: &Pending,
+                    out: &Vec<u8>,
+                    writing: &Vec<u8>,
+                    written: usize,
+                    streaming: &Option<Streaming>| {
+            inflight.len() < config.max_in_flight && output_room(out, writing, written, streaming)
         };
-        while !input_done && room(&inflight, &out, &writing, written) {
+        while !input_done && room(&inflight, &out, &writing, written, &streaming) {
             match lines.next_buffered() {
                 Some(Frame::Line(bytes)) => match server.handle(&session, bytes) {
                     Handled::None => {}
-                    Handled::Reply(r) => push_reply(&mut out, &mut notes, Some(r)),
+                    Handled::Reply(r) => push_reply(&mut out, &mut notes, Some(r), &mut streaming),
                     Handled::Pending(f) => inflight.push(f),
                 },
                 Some(Frame::TooLong(prefix)) => {
                     tracing::warn!(limit = config.max_line, "discarded an over-long message");
                     let reply = server.oversized(&prefix, config.max_line);
-                    push_reply(&mut out, &mut notes, Some(reply));
+                    push_reply(&mut out, &mut notes, Some(reply), &mut streaming);
                 }
                 None => {
                     if lines.is_eof() {
@@ -137,30 +162,34 @@ where
         // Collect what finished without waiting, while the output has room: a finished
         // reply left waiting holds its share of the content budget, so reads elsewhere
         // wait too, instead of piling encoded responses up here.
-        let output_room = |out: &Vec<u8>, writing: &Vec<u8>, written: usize| {
-            out.len() + (writing.len() - written) < config.output_high_water
-        };
-        while output_room(&out, &writing, written) {
+        while output_room(&out, &writing, written, &streaming) {
             let Some(Some(reply)) = inflight.next().now_or_never() else {
                 break;
             };
-            push_reply(&mut out, &mut notes, reply);
+            push_reply(&mut out, &mut notes, reply, &mut streaming);
         }
         // Notifications wait while the output is backed up: change notifications then
         // coalesce upstream instead of piling up here.
-        while output_room(&out, &writing, written) {
+        while output_room(&out, &writing, written, &streaming) {
             let Ok(note) = notes.try_recv() else { break };
             push_line(&mut out, &note);
+        }
+        // The next piece of a streaming reply, escaped while the last one is being read.
+        if let Some(s) = streaming.as_mut()
+            && out.len() < PIECE
+            && s.fill(&mut out, PIECE)
+        {
+            streaming = None;
         }
         if written == writing.len() && !out.is_empty() {
             std::mem::swap(&mut out, &mut writing);
             out.clear();
             written = 0;
         }
-        if input_done && inflight.is_empty() && written == writing.len() {
+        if input_done && inflight.is_empty() && written == writing.len() && streaming.is_none() {
             break;
         }
-        let can_read = !lines.is_eof() && room(&inflight, &out, &writing, written);
+        let can_read = !lines.is_eof() && room(&inflight, &out, &writing, written, &streaming);
         tokio::select! {
             biased;
             n = writer.write(&writing[written..]), if written < writing.len() => {
@@ -174,10 +203,10 @@ where
                     written = 0;
                 }
             }
-            Some(reply) = inflight.next(), if !inflight.is_empty() && output_room(&out, &writing, written) => {
-                push_reply(&mut out, &mut notes, reply);
+            Some(reply) = inflight.next(), if !inflight.is_empty() && output_room(&out, &writing, written, &streaming) => {
+                push_reply(&mut out, &mut notes, reply, &mut streaming);
             }
-            Some(note) = notes.recv(), if output_room(&out, &writing, written) => {
+            Some(note) = notes.recv(), if output_room(&out, &writing, written, &streaming) => {
                 push_line(&mut out, &note);
             }
             more = lines.fill(), if can_read => {
