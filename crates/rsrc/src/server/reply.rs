@@ -7,6 +7,10 @@
 //! A reply may hold part of the budget of content in flight (see [`crate::ByteBudget`]):
 //! dropping the reply gives it back, and [`Reply::into_bytes`] hands it on to the encoded
 //! bytes, so that it is given back when they are.
+//!
+//! A reply holding a large text can also be written a piece at a time ([`Streaming`],
+//! for the stream transport): the same bytes as its whole encoding, the text escaped only
+//! as the output drains, the budget held until the last piece.
 
 use bytes::Bytes;
 use rsrc_protocol::jsonrpc::{self, ErrorCode, ErrorObject, RequestId};
