@@ -21,19 +21,16 @@ use crate::budget::Reservation;
 
 /// A result that can write itself, with its response envelope, into an output buffer.
 pub(crate) trait EncodeResult: Send {
-    fn encode(&self, id: &RequestId, out: &mut Vec<u8>) -> serde_json::Result<()>;
-
-    /// Like `encode`, but may leave out texts of at least `min` bytes, each recorded in
-    /// `deferred` with where its escaped bytes go. The default leaves nothing out.
-    fn encode_deferring(
+    /// Writes the response; a result holding texts may leave out those of at least `min`
+    /// bytes, each recorded in `deferred` with where its escaped bytes go (the others
+    /// leave nothing out).
+    fn encode(
         &self,
         id: &RequestId,
         out: &mut Vec<u8>,
-        _min: usize,
-        _deferred: &mut Vec<Deferred>,
-    ) -> serde_json::Result<()> {
-        self.encode(id, out)
-    }
+        min: usize,
+        deferred: &mut Vec<Deferred>,
+    ) -> serde_json::Result<()>;
 
     /// About how many bytes `encode` will write, so the buffer grows once.
     fn size_hint(&self) -> usize {
@@ -44,7 +41,13 @@ pub(crate) trait EncodeResult: Send {
 macro_rules! encode_with_serde {
     ($($t:ty),* $(,)?) => {$(
         impl EncodeResult for $t {
-            fn encode(&self, id: &RequestId, out: &mut Vec<u8>) -> serde_json::Result<()> {
+            fn encode(
+                &self,
+                id: &RequestId,
+                out: &mut Vec<u8>,
+                _min: usize,
+                _deferred: &mut Vec<Deferred>,
+            ) -> serde_json::Result<()> {
                 jsonrpc::write_result(out, id, self)
             }
         }
@@ -66,11 +69,7 @@ encode_with_serde!(
 /// Read results are written by hand around the contents, so that blobs go into the
 /// buffer as base64 without a JSON escaping pass.
 impl EncodeResult for rsrc_protocol::resources::ReadResourceResult {
-    fn encode(&self, id: &RequestId, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        self.encode_deferring(id, out, usize::MAX, &mut Vec::new())
-    }
-
-    fn encode_deferring(
+    fn encode(
         &self,
         id: &RequestId,
         out: &mut Vec<u8>,
@@ -237,19 +236,26 @@ impl Reply {
 
     /// Appends the encoded response (no trailing newline) to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        if let Payload::Result(_, result) = &self.body {
-            out.reserve(result.size_hint());
-        }
+        out.reserve(self.size_hint());
         self.encode_deferring(out, usize::MAX, &mut Vec::new());
+    }
+
+    /// About how many bytes the encoded response takes (0 if unknown).
+    fn size_hint(&self) -> usize {
+        match &self.body {
+            Payload::Result(_, result) => result.size_hint(),
+            Payload::Error(..) => 0,
+        }
     }
 
     /// Appends the encoded response and a newline to `out`; or, if it holds texts of at
     /// least `min` bytes, returns it as a [`Streaming`] reply, which appends itself a
     /// piece at a time, escaping those texts only as the output drains.
     pub(crate) fn encode_line(self, out: &mut Vec<u8>, min: usize) -> Option<Streaming> {
-        let large = matches!(&self.body, Payload::Result(_, r) if r.size_hint() >= min);
-        if !large {
-            self.encode(out);
+        let size = self.size_hint();
+        if size < min {
+            out.reserve(size);
+            self.encode_deferring(out, usize::MAX, &mut Vec::new());
             out.push(b'\n');
             return None;
         }
@@ -273,11 +279,11 @@ impl Reply {
     }
 
     /// Appends the encoded response to `out`, leaving out the texts of at least `min`
-    /// bytes ([`EncodeResult::encode_deferring`]); on failure, an internal error instead.
+    /// bytes ([`EncodeResult::encode`]); on failure, an internal error instead.
     fn encode_deferring(&self, out: &mut Vec<u8>, min: usize, deferred: &mut Vec<Deferred>) {
         let start = out.len();
         let written = match &self.body {
-            Payload::Result(id, result) => result.encode_deferring(id, out, min, deferred),
+            Payload::Result(id, result) => result.encode(id, out, min, deferred),
             Payload::Error(id, e) => jsonrpc::write_error(&mut *out, id.as_ref(), e),
         };
         if let Err(e) = written {
@@ -358,7 +364,13 @@ mod tests {
     struct Unencodable;
 
     impl EncodeResult for Unencodable {
-        fn encode(&self, id: &RequestId, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        fn encode(
+            &self,
+            id: &RequestId,
+            out: &mut Vec<u8>,
+            _min: usize,
+            _deferred: &mut Vec<Deferred>,
+        ) -> serde_json::Result<()> {
             // Maps with non-string keys cannot be JSON.
             let mut bad = HashMap::new();
             bad.insert(vec![1u8], 1);
