@@ -51,7 +51,7 @@ impl Implementation {
 pub struct ClientCapabilities(pub Meta);
 
 /// The `resources` server capability.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourcesCapability {
     /// Resource-specific update notifications are supported.
@@ -60,6 +60,25 @@ pub struct ResourcesCapability {
     /// `notifications/resources/list_changed` is sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub list_changed: Option<bool>,
+    /// SEP-2564: the `filter` fields that `resources/list` and `resources/templates/list`
+    /// apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filtering: Option<FilteringCapability>,
+}
+
+/// SEP-2564: which fields of a list request's `filter` the server applies.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilteringCapability {
+    /// Field names, e.g. `namePatterns`, `uriPatterns`.
+    #[serde(default)]
+    pub supported: Vec<String>,
+}
+
+impl FilteringCapability {
+    /// Whether the server applies the field `name`.
+    pub fn supports(&self, name: &str) -> bool {
+        self.supported.iter().any(|s| s == name)
+    }
 }
 
 /// What a server supports.
@@ -253,11 +272,26 @@ mod tests {
             r#"{"resources":{"subscribe":true},"tools":{"listChanged":true}}"#,
         )
         .unwrap();
-        assert_eq!(c.resources.unwrap().subscribe, Some(true));
+        assert_eq!(c.resources.as_ref().unwrap().subscribe, Some(true));
         assert!(c.other.contains_key("tools"));
         assert_eq!(
             serde_json::to_value(&c).unwrap(),
             serde_json::json!({"resources":{"subscribe":true},"tools":{"listChanged":true}})
+        );
+    }
+
+    #[test]
+    fn sep_2564_filtering_capability_round_trips() {
+        let c: ServerCapabilities = serde_json::from_str(
+            r#"{"resources":{"filtering":{"supported":["namePatterns","uriPatterns"]}}}"#,
+        )
+        .unwrap();
+        let filtering = c.resources.as_ref().unwrap().filtering.as_ref().unwrap();
+        assert!(filtering.supports("uriPatterns"));
+        assert!(!filtering.supports("tags"));
+        assert_eq!(
+            serde_json::to_value(&c).unwrap(),
+            serde_json::json!({"resources":{"filtering":{"supported":["namePatterns","uriPatterns"]}}})
         );
     }
 

@@ -482,9 +482,38 @@ pub struct ListResourcesParams {
     /// List only the direct children of this collection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uri: Option<String>,
+    /// SEP-2564: list only the items that match (servers declaring
+    /// `resources.filtering`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<ListFilter>,
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<RequestMeta>,
+}
+
+/// SEP-2564's `filter` on `resources/list` and `resources/templates/list`: glob patterns
+/// over names and URIs (a template's `uriTemplate`). The fields present are ANDed, the
+/// patterns within one field ORed; an absent or empty field does not filter.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListFilter {
+    /// Globs matched against each item's `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_patterns: Option<Vec<String>>,
+    /// Globs matched against each item's `uri` (a template's `uriTemplate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uri_patterns: Option<Vec<String>>,
+}
+
+impl ListFilter {
+    /// The `filtering.supported` value of a server that applies both fields.
+    pub const FIELDS: [&'static str; 2] = ["namePatterns", "uriPatterns"];
+
+    /// Whether no field filters anything (absent, or present and empty).
+    pub fn is_empty(&self) -> bool {
+        self.name_patterns.as_ref().is_none_or(Vec::is_empty)
+            && self.uri_patterns.as_ref().is_none_or(Vec::is_empty)
+    }
 }
 
 /// `resources/list` (and `resources/directory/read`) result. `R` is the item type: a
@@ -517,6 +546,9 @@ pub struct ListResourceTemplatesParams {
     /// Where the previous page ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
+    /// SEP-2564: list only the templates that match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<ListFilter>,
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<RequestMeta>,
@@ -689,6 +721,24 @@ pub struct EmptyNotificationParams {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sep_2564_filter_params_decode_and_an_empty_filter_filters_nothing() {
+        let p: ListResourcesParams = serde_json::from_str(
+            r#"{"filter":{"namePatterns":["*.md"],"uriPatterns":["file:///docs/**"]}}"#,
+        )
+        .unwrap();
+        let f = p.filter.unwrap();
+        assert_eq!(f.name_patterns.as_deref(), Some(&["*.md".to_owned()][..]));
+        assert!(!f.is_empty());
+        let p: ListResourceTemplatesParams =
+            serde_json::from_str(r#"{"filter":{"namePatterns":[]}}"#).unwrap();
+        assert!(p.filter.unwrap().is_empty());
+        assert_eq!(
+            serde_json::to_value(ListResourcesParams::default()).unwrap(),
+            serde_json::json!({})
+        );
+    }
 
     #[test]
     fn resource_requires_uri_and_name_and_ignores_unknown_members() {

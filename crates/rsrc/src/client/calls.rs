@@ -30,6 +30,7 @@ impl Client {
         self.request::<methods::ListResources>(&ListResourcesParams {
             cursor,
             uri,
+            filter: None,
             meta: None,
         })
         .await
@@ -42,6 +43,7 @@ impl Client {
     ) -> Result<ListResourceTemplatesResult, ClientError> {
         self.request::<methods::ListResourceTemplates>(&ListResourceTemplatesParams {
             cursor,
+            filter: None,
             meta: None,
         })
         .await

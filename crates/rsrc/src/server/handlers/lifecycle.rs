@@ -27,6 +27,7 @@ pub(crate) fn capabilities(srv: &Server) -> ServerCapabilities {
         resources: Some(ResourcesCapability {
             subscribe: offers_subscriptions(srv).then_some(true),
             list_changed: publishes_list_changes(srv).then_some(true),
+            filtering: None,
         }),
         logging: Some(Default::default()),
         completions: completions.then(Default::default),

@@ -96,7 +96,11 @@ pub(super) async fn list_resource_templates(
     let result = handlers::templates(
         srv.clone(),
         ctx.clone(),
-        ListResourceTemplatesParams { cursor, meta: None },
+        ListResourceTemplatesParams {
+            cursor,
+            filter: None,
+            meta: None,
+        },
     )
     .await?;
     // A template whose fixed start lies in an excluded URI only names what is excluded.
