@@ -11,7 +11,7 @@
 //!     async fn page_ids(&self) -> Vec<String> { … }
 //!
 //!     #[list(page)]
-//!     async fn pages(&self) -> Vec<ListItem> { … }
+//!     async fn pages(&self) -> Vec<PageItem> { … }   // generated: `PageItem { page_id }`
 //! }
 //! ```
 //!
@@ -19,8 +19,11 @@
 //! `rsrc`'s public API.** Templates are parsed here with `rsrc-uri-template` itself; each
 //! variable is bound to a parameter by name (snake case, or `#[var("…")]`), and a
 //! parameter without a variable, a variable without a parameter, an unparsable template,
-//! a duplicate URI or template shape, or a return type that is not content is an error
-//! spanned on what is wrong. The generated `impl rsrc::IntoProvider` builds a
+//! a duplicate URI or template shape, a return type that is not content, and a parameter
+//! of a path type (`PathBuf`, `&Path`: a URI's `..` would reach it) is an error spanned on
+//! what is wrong. Each template gets an item type with one field per variable, the only
+//! thing its list function can return, so a listed item cannot name a variable the
+//! template lacks. The generated `impl rsrc::IntoProvider` builds a
 //! `rsrc::declare::Resources` with one typed closure per method, which anyone can write
 //! by hand (`docs/writing-resources.md` shows the expansion).
 

@@ -58,10 +58,15 @@ pub(crate) struct ResourceArgs {
     pub(crate) collection: bool,
     pub(crate) cache_ms: Option<u64>,
     pub(crate) cache_public: bool,
+    /// `allow_nul`: template values holding NUL reach the method.
+    pub(crate) allow_nul: bool,
+    /// `item = "Name"`: the name of the generated item type (default: the method's name in
+    /// upper camel case, then `Item`).
+    pub(crate) item: Option<Ident>,
 }
 
 const RESOURCE_KEYS: &str = "uri, name, title, description, mime_type, size, icon, audience, \
-     priority, last_modified, collection, resource_type, cache, cache_scope";
+     priority, last_modified, collection, resource_type, cache, cache_scope, allow_nul, item";
 
 fn string(e: &Expr, errors: &mut Errors, key: &str) -> Option<String> {
     match e {
@@ -177,6 +182,8 @@ impl ResourceArgs {
             collection: false,
             cache_ms: None,
             cache_public: false,
+            allow_nul: false,
+            item: None,
         };
         let mut seen: Vec<String> = Vec::new();
         let mut scope_span = None;
@@ -208,6 +215,13 @@ impl ResourceArgs {
                 }
                 continue;
             }
+            if canonical == "allow_nul" {
+                match meta {
+                    Meta::Path(_) => args.allow_nul = true,
+                    _ => errors.at(meta, "`allow_nul` is a flag: write `allow_nul` alone"),
+                }
+                continue;
+            }
             let Meta::NameValue(nv) = meta else {
                 errors.at(meta, format_args!("expected `{key} = value`"));
                 continue;
@@ -225,6 +239,19 @@ impl ResourceArgs {
                 "description" => args.description = string(v, errors, "description"),
                 "mime_type" => args.mime_type = string(v, errors, "mime_type"),
                 "last_modified" => args.last_modified = string(v, errors, "last_modified"),
+                "item" => {
+                    if let Some(name) = string(v, errors, "item") {
+                        match syn::parse_str::<Ident>(&name) {
+                            Ok(mut ident) => {
+                                ident.set_span(v.span());
+                                args.item = Some(ident);
+                            }
+                            Err(_) => {
+                                errors.at(v, "`item` takes a type name, such as \"PageItem\"");
+                            }
+                        }
+                    }
+                }
                 "collection" => match string(v, errors, "resource_type").as_deref() {
                     Some("collection") => args.collection = true,
                     Some("document") | None => {}
@@ -334,8 +361,43 @@ pub(crate) enum ParamType {
     Optional(Type),
     /// `Vec<T>`: segments.
     Segments(Type),
+    /// `RelativePath`: segments, checked and joined.
+    Path(Type),
     /// Any other `T: FromStr`.
     Parsed(Type),
+}
+
+/// Types that would carry a URI's text into the filesystem unchecked: `..`, a leading
+/// `/` and NUL included.
+const PATH_SHAPED: [&str; 6] = [
+    "PathBuf",
+    "Path",
+    "OsString",
+    "OsStr",
+    "Utf8PathBuf",
+    "Utf8Path",
+];
+
+/// The path-shaped type `ty` is or holds (behind `&`, `Option`, `Vec`, `Box`, `Cow`).
+fn path_shaped(ty: &Type) -> Option<&'static str> {
+    match ty {
+        Type::Reference(r) => path_shaped(&r.elem),
+        Type::Paren(p) => path_shaped(&p.elem),
+        Type::Path(p) => {
+            let last = p.path.segments.last()?;
+            if let Some(name) = PATH_SHAPED.iter().find(|n| last.ident == **n) {
+                return Some(name);
+            }
+            let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+                return None;
+            };
+            args.args.iter().find_map(|a| match a {
+                syn::GenericArgument::Type(t) => path_shaped(t),
+                _ => None,
+            })
+        }
+        _ => None,
+    }
 }
 
 /// One parameter of a method (after `&self`).
@@ -382,6 +444,9 @@ pub(crate) fn param_type(ty: &Type) -> ParamType {
         ParamType::Optional(t)
     } else if let Some(t) = wrapped(ty, "Vec") {
         ParamType::Segments(t)
+    } else if matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "RelativePath"))
+    {
+        ParamType::Path(ty.clone())
     } else {
         ParamType::Parsed(ty.clone())
     }
@@ -417,6 +482,14 @@ pub(crate) fn params(sig: &mut syn::Signature, errors: &mut Errors) -> Vec<Param
                     }
                 }
                 pt.attrs = kept;
+                if let Some(name) = path_shaped(&pt.ty) {
+                    errors.at(
+                        &pt.ty,
+                        format_args!(
+                            "a template value would reach this `{name}` unchecked (`..`, a leading `/`, NUL): take `rsrc::declare::RelativePath` (segments only, each checked) and join it with `.join_to(base)`"
+                        ),
+                    );
+                }
                 let ident = match &*pt.pat {
                     Pat::Ident(p) => p.ident.clone(),
                     other => {

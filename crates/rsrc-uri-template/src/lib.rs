@@ -234,6 +234,24 @@ impl UriTemplate {
         self.parsed.names.iter().map(|n| &**n)
     }
 
+    /// Whether `name` is exploded (`{/segs*}`) wherever the template uses it: its list
+    /// value is written item by item, where an unexploded list (`{+path}`) is written
+    /// joined by commas.
+    pub fn explodes(&self, name: &str) -> bool {
+        let mut uses = self.parsed.parts.iter().flat_map(|p| match p {
+            parse::Part::Expr(e) => e.vars.as_slice(),
+            _ => &[],
+        });
+        let mut found = false;
+        for v in uses.by_ref().filter(|v| &*v.name == name) {
+            if !v.explode() {
+                return false;
+            }
+            found = true;
+        }
+        found
+    }
+
     /// How specific the template is, for choosing among templates matching one URI.
     pub fn specificity(&self) -> Specificity {
         self.parsed.specificity.clone()

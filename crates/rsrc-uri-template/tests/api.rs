@@ -191,3 +191,13 @@ fn router_picks_most_specific_match() {
     assert_eq!(best("file:///src/main.rs"), Some("file:///{dir}/{name}"));
     assert_eq!(best("file:///a/b/c"), Some("file:///{+path}"));
 }
+
+#[test]
+fn a_variable_explodes_only_where_every_use_explodes_it() {
+    let t = UriTemplate::parse("x://a{/segs*}{?q}{+path}{/both*}/{both}").unwrap();
+    assert!(t.explodes("segs"));
+    assert!(!t.explodes("q"));
+    assert!(!t.explodes("path"));
+    assert!(!t.explodes("both"));
+    assert!(!t.explodes("absent"));
+}

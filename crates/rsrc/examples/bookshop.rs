@@ -71,11 +71,11 @@ impl Bookshop {
     }
 
     #[list(book)]
-    fn books(&self) -> Result<Vec<ListItem>, DbError> {
+    fn books(&self) -> Result<Vec<ListItem<BookItem>>, DbError> {
         let db = self.db.lock().unwrap_or_else(PoisonError::into_inner);
         let mut stmt = db.prepare("SELECT id, title FROM books ORDER BY id")?;
         let rows = stmt.query_map([], |r| {
-            Ok(ListItem::new(r.get::<_, i64>(0)?).title(r.get::<_, String>(1)?))
+            Ok(BookItem { id: r.get(0)? }.title(r.get::<_, String>(1)?))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
@@ -161,6 +161,10 @@ pub fn server() -> Result<rsrc::Server, Box<dyn std::error::Error>> {
 #[allow(dead_code)]
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The server's logs (a failed query, say), on stderr: stdout carries the protocol.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .init();
     rsrc::transport::serve_stdio(&server()?, &Default::default()).await?;
     Ok(())
 }

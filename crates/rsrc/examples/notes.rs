@@ -1,5 +1,5 @@
-//! The README's example: two declared resources, one static and one computed, served on
-//! stdio.
+//! A `ResourceSet` without the macro: two resources, one static and one computed, served
+//! on stdio, with the server's logs on stderr.
 
 use rsrc::protocol::Resource;
 use rsrc::transport::{StreamConfig, serve_stdio};
@@ -7,6 +7,9 @@ use rsrc::{Representation, ResourceSet, Server};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .init();
     let notes = ResourceSet::new()
         .with_text(
             Resource::new("notes:///todo.md", "todo.md").with_mime_type("text/markdown"),

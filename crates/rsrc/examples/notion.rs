@@ -37,11 +37,11 @@ impl Notion {
     }
 
     #[list(page)]
-    async fn pages(&self) -> Vec<ListItem> {
+    async fn pages(&self) -> Vec<ListItem<PageItem>> {
         let pages = self.client.search().await;
         pages
             .into_iter()
-            .map(|p| ListItem::new(p.id).title(p.title))
+            .map(|p| PageItem { page_id: p.id }.title(p.title))
             .collect()
     }
 

@@ -389,6 +389,10 @@ impl<P: Provider> Provider for Cached<P> {
         self.provider.templates()
     }
 
+    fn fixed_uris(&self) -> Vec<String> {
+        self.provider.fixed_uris()
+    }
+
     fn capabilities(&self) -> ProviderCapabilities {
         self.provider.capabilities()
     }

@@ -19,6 +19,7 @@ use std::fmt;
 
 use rsrc_protocol::ProtocolVersion;
 use rsrc_protocol::jsonrpc::{ErrorCode, ErrorObject};
+use rsrc_uri_template::ParseError;
 use serde_json::json;
 
 /// Why a provider could not serve a request: the one list every provider answers with.
@@ -313,6 +314,75 @@ impl RequestError {
         }
     }
 }
+
+/// Why a templated resource could not be declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TemplateError {
+    /// The template is not valid RFC 6570.
+    Parse(ParseError),
+    /// A completion handler names a variable the template does not have.
+    UnknownVariable(String),
+    /// A list function was attached twice.
+    SecondList,
+}
+
+impl std::fmt::Display for TemplateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TemplateError::Parse(e) => write!(f, "invalid URI template: {e}"),
+            TemplateError::UnknownVariable(v) => write!(f, "the template has no variable {v:?}"),
+            TemplateError::SecondList => f.write_str("the template already has a list function"),
+        }
+    }
+}
+
+impl std::error::Error for TemplateError {}
+
+/// Why a declaration is invalid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DeclareError {
+    /// A template is invalid, or a completion names a variable it does not have.
+    Template {
+        /// The template, as declared.
+        template: String,
+        /// What is wrong.
+        error: TemplateError,
+    },
+    /// Two resources have the same URI, or two templates the same text.
+    Duplicate(String),
+    /// A completion or list function names a template that was not declared.
+    UnknownTemplate(String),
+    /// A declared URI or template lies outside the prefix the provider is mounted at, so
+    /// the router would never send a request for it there.
+    OutsideMount {
+        /// The declared URI or template.
+        uri: String,
+        /// The mount prefix.
+        prefix: String,
+    },
+}
+
+impl fmt::Display for DeclareError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DeclareError::Template { template, error } => write!(f, "{template}: {error}"),
+            DeclareError::Duplicate(uri) => write!(f, "{uri} is declared twice"),
+            DeclareError::UnknownTemplate(t) => {
+                write!(f, "no resource is declared with the template {t}")
+            }
+            DeclareError::OutsideMount { uri, prefix } => write!(
+                f,
+                "{uri} is declared under the mount prefix {prefix:?}, which it does not start \
+                 with, so no request for it would reach it: mount the provider at a prefix of \
+                 its URIs"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for DeclareError {}
 
 #[cfg(test)]
 mod tests {

@@ -26,6 +26,7 @@ mod cache;
 mod changes;
 #[cfg(feature = "client")]
 pub mod client;
+mod content;
 mod context;
 mod cursor;
 pub mod declare;
@@ -34,6 +35,9 @@ mod extension;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod keyset;
+mod list_item;
+mod options;
+mod path;
 mod provider;
 mod resource_set;
 pub mod server;
@@ -44,14 +48,16 @@ mod uri;
 pub use budget::{ByteBudget, Reservation};
 pub use cache::{CacheLimits, CachePolicy, Cached, ReadCache};
 pub use changes::{ChangeEvent, ChangeFeed};
+pub use content::Representation;
 pub use context::{NotificationSink, Notifier, RequestContext};
-pub use error::{NotFound, ResourceError};
+pub use error::{DeclareError, NotFound, ResourceError, TemplateError};
 pub use extension::PromptCompletion;
+pub use path::{InvalidPath, RelativePath};
 pub use provider::{
     BoxFuture, CompleteRequest, IntoProvider, ListEntry, ListRequest, MAX_POSITION_BYTES, Page,
     Provider, ProviderCapabilities, ReadOutput, SearchRequest,
 };
-pub use resource_set::{DEFAULT_COLLECTION_BUDGET, Representation, ResourceSet};
+pub use resource_set::{DEFAULT_COLLECTION_BUDGET, ResourceSet};
 /// Declares resources as the methods of one type; see [`declare`] and
 /// `docs/writing-resources.md`.
 #[cfg(feature = "macros")]
@@ -59,4 +65,4 @@ pub use rsrc_macros::resources;
 pub use rsrc_protocol as protocol;
 pub use rsrc_uri_template as uri_template;
 pub use server::{BuildError, Router, Server, ServerBuilder, ServerConfig, ToolsConfig};
-pub use template::{CompletionInput, TemplateError, TemplateResource, Vars};
+pub use template::{CompletionInput, TemplateResource, Vars};

@@ -69,13 +69,13 @@ pub trait IntoProvider {
     type Provider: Provider;
 
     /// Builds the provider.
-    fn into_provider(self) -> Result<Self::Provider, crate::declare::DeclareError>;
+    fn into_provider(self) -> Result<Self::Provider, crate::error::DeclareError>;
 }
 
 impl<P: Provider> IntoProvider for P {
     type Provider = P;
 
-    fn into_provider(self) -> Result<P, crate::declare::DeclareError> {
+    fn into_provider(self) -> Result<P, crate::error::DeclareError> {
         Ok(self)
     }
 }
@@ -255,6 +255,15 @@ impl<'a> SearchRequest<'a> {
 pub trait Provider: Send + Sync + 'static {
     /// The templates this provider serves; asked once, when it is mounted.
     fn templates(&self) -> Vec<ResourceTemplate> {
+        Vec::new()
+    }
+
+    /// The URIs this provider declares one by one, if it does (a [`ResourceSet`]'s
+    /// resources); asked once, when it is mounted, to check that each lies under the
+    /// mount prefix. A provider that finds its resources at run time declares none.
+    ///
+    /// [`ResourceSet`]: crate::ResourceSet
+    fn fixed_uris(&self) -> Vec<String> {
         Vec::new()
     }
 

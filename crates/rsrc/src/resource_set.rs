@@ -23,79 +23,21 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use rsrc_protocol::{
-    Body, CacheHint, Completion, Resource, ResourceContents, ResourceKind, ResourceTemplate,
+    CacheHint, Completion, Resource, ResourceContents, ResourceKind, ResourceTemplate,
 };
 
 use crate::cache::{CachePolicy, ReadCache};
 use crate::changes::ChangeFeed;
+use crate::content::{Content, ContentKind, Representation};
 use crate::context::RequestContext;
-use crate::declare::{Content, ContentKind, Options};
 use crate::error::ResourceError;
 use crate::keyset;
+use crate::options::Options;
 use crate::provider::{
     BoxFuture, CompleteRequest, ListEntry, ListRequest, Page, Provider, ProviderCapabilities,
     ReadOutput,
 };
 use crate::template::{CompletionInput, TemplateResource, Vars};
-
-/// One representation of a resource: its payload and, when it differs from the
-/// resource's primary type, its MIME type.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Representation {
-    /// The MIME type of this representation; the resource's own when `None`.
-    pub mime_type: Option<String>,
-    /// The payload.
-    pub body: Body,
-}
-
-impl Representation {
-    /// A text representation.
-    pub fn text(text: impl Into<rsrc_protocol::Text>) -> Self {
-        Representation {
-            mime_type: None,
-            body: Body::Text(text.into()),
-        }
-    }
-
-    /// A binary representation.
-    pub fn blob(bytes: impl Into<bytes::Bytes>) -> Self {
-        Representation {
-            mime_type: None,
-            body: Body::Blob(bytes.into()),
-        }
-    }
-
-    /// Sets the MIME type of this representation.
-    #[must_use]
-    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    pub(crate) fn into_contents(self, resource: &Resource) -> ResourceContents {
-        let mut meta = resource.clone();
-        if let Some(m) = self.mime_type {
-            meta.mime_type = Some(m);
-        }
-        meta.size = Some(self.body.len() as u64);
-        ResourceContents {
-            resource: meta,
-            body: self.body,
-        }
-    }
-}
-
-impl From<String> for Representation {
-    fn from(text: String) -> Self {
-        Representation::text(text)
-    }
-}
-
-impl From<&str> for Representation {
-    fn from(text: &str) -> Self {
-        Representation::text(text)
-    }
-}
 
 type ReadFn =
     dyn Fn(RequestContext) -> BoxFuture<'static, Result<Content, ResourceError>> + Send + Sync;
@@ -473,6 +415,10 @@ fn position(bytes: Option<&[u8]>) -> Result<Option<&str>, ResourceError> {
 impl Provider for ResourceSet {
     fn templates(&self) -> Vec<ResourceTemplate> {
         self.templates.iter().map(|t| t.template.clone()).collect()
+    }
+
+    fn fixed_uris(&self) -> Vec<String> {
+        self.entries.keys().cloned().collect()
     }
 
     fn capabilities(&self) -> ProviderCapabilities {

@@ -5,7 +5,8 @@
 //! - A template is parsed and compiled once, when the [`TemplateResource`] is built;
 //!   matching a URI is linear in its length (see `rsrc-uri-template`).
 //! - Handlers only ever see variables that matched, percent-decoded exactly once; a simple
-//!   `{var}` never holds a `/`.
+//!   `{var}` never holds a `/`, and no value a handler gets holds NUL unless its
+//!   declaration allows it ([`Options::allow_nul`]).
 //! - A variable that does not parse into the type a handler asks for means the resource
 //!   does not exist: `db://users/{id}` with `id = "abc"` is not found, not an error.
 //! - Every resource a list function gives is named by the template: its URI is the
@@ -17,19 +18,23 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use rsrc_protocol::{Resource, ResourceTemplate};
-use rsrc_uri_template::{Captures, ParseError, Specificity, UriTemplate, Value};
+use rsrc_uri_template::{Captures, Specificity, UriTemplate, Value};
 
+use crate::content::{Content, Representation};
 use crate::context::RequestContext;
-use crate::declare::{Content, ListItem, Options};
-use crate::error::ResourceError;
+use crate::error::{ResourceError, TemplateError};
+use crate::list_item::ListItem;
+use crate::options::Options;
+use crate::path::RelativePath;
 use crate::provider::BoxFuture;
-use crate::resource_set::Representation;
 
 /// The variables a URI matched in a template, with typed access.
 #[derive(Debug, Clone)]
 pub struct Vars {
     uri: String,
     captures: Captures,
+    /// Whether values holding NUL reach the handler ([`Options::allow_nul`]).
+    allow_nul: bool,
 }
 
 impl Vars {
@@ -38,15 +43,37 @@ impl Vars {
         &self.uri
     }
 
-    /// A string variable, if defined.
+    /// Whether a value may reach the handler: no NUL unless the declaration allows it.
+    fn admits(&self, value: &str) -> bool {
+        self.allow_nul || !value.contains('\0')
+    }
+
+    /// The variable's value, `None` when it is undefined or holds a NUL that the
+    /// declaration does not allow.
+    fn value(&self, name: &str) -> Option<&Value> {
+        let v = self.captures.get(name)?;
+        let admitted = match v {
+            Value::String(s) => self.admits(s),
+            Value::List(items) => items.iter().all(|s| self.admits(s)),
+            Value::Assoc(pairs) => pairs.iter().all(|(k, v)| self.admits(k) && self.admits(v)),
+        };
+        admitted.then_some(v)
+    }
+
+    /// A string variable, if defined (a one-item list too). A value holding NUL is
+    /// undefined unless the declaration allows NUL.
     pub fn str(&self, name: &str) -> Option<&str> {
-        self.captures.get_str(name)
+        match self.value(name)? {
+            Value::String(s) => Some(s),
+            Value::List(items) if items.len() == 1 => Some(&items[0]),
+            _ => None,
+        }
     }
 
     /// A list variable (e.g. from `{/segments*}`), if defined. A one-item list is also
     /// available through [`Vars::str`].
     pub fn list(&self, name: &str) -> Option<&[String]> {
-        match self.captures.get(name)? {
+        match self.value(name)? {
             Value::List(items) => Some(items),
             _ => None,
         }
@@ -63,35 +90,52 @@ impl Vars {
     /// An optional variable (a query variable such as `{?q}`) parsed as `T`: `None` when
     /// the URI leaves it out; present but unparsable means the resource does not exist.
     pub fn get_optional<T: FromStr>(&self, name: &str) -> Result<Option<T>, ResourceError> {
-        match self.captures.get(name) {
-            None => Ok(None),
-            Some(v) => v
-                .as_str()
-                .and_then(|s| s.parse().ok())
-                .map(Some)
-                .ok_or_else(|| ResourceError::not_found(&self.uri)),
+        if self.captures.get(name).is_none() {
+            return Ok(None);
         }
+        self.str(name)
+            .and_then(|s| s.parse().ok())
+            .map(Some)
+            .ok_or_else(|| ResourceError::not_found(&self.uri))
     }
 
     /// A multi-segment variable as a list of `T`: the items of `{/segs*}`, or the
     /// `/`-separated segments of `{+path}`; empty when the URI leaves it out. An empty,
-    /// `.` or `..` segment, or one that does not parse, means the resource does not exist,
-    /// so the segments are always safe to join into a relative path.
+    /// `.` or `..` segment, one holding `/` (an item of `{/segs*}` written with `%2F`) or
+    /// NUL, or one that does not parse, means the resource does not exist, so the segments
+    /// are always safe to join into a relative path.
     pub fn get_segments<T: FromStr>(&self, name: &str) -> Result<Vec<T>, ResourceError> {
         let not_found = || ResourceError::not_found(&self.uri);
-        let parse = |segment: &str| match segment {
-            "" | "." | ".." => Err(not_found()),
-            s => s.parse().map_err(|_| not_found()),
-        };
-        match self.captures.get(name) {
-            None => Ok(Vec::new()),
-            Some(Value::String(s)) => s.split('/').map(parse).collect(),
-            Some(Value::List(items)) => items.iter().map(|s| parse(s)).collect(),
-            Some(Value::Assoc(_)) => Err(not_found()),
-        }
+        let segments = self.path_segments(name).ok_or_else(not_found)?;
+        segments
+            .into_iter()
+            .map(|s| s.parse().map_err(|_| not_found()))
+            .collect()
     }
 
-    /// Every matched variable.
+    /// A multi-segment variable as a [`RelativePath`] (the empty path when the URI leaves
+    /// it out); the same segments as [`Vars::get_segments`] refuses are not found.
+    pub fn path(&self, name: &str) -> Result<RelativePath, ResourceError> {
+        self.path_segments(name)
+            .and_then(|segments| RelativePath::from_segments(segments).ok())
+            .ok_or_else(|| ResourceError::not_found(&self.uri))
+    }
+
+    /// The checked segments of a multi-segment variable; `None` when one is refused.
+    fn path_segments(&self, name: &str) -> Option<Vec<&str>> {
+        if self.captures.get(name).is_none() {
+            return Some(Vec::new());
+        }
+        let segments: Vec<&str> = match self.value(name)? {
+            Value::String(s) => s.split('/').collect(),
+            Value::List(items) => items.iter().map(String::as_str).collect(),
+            Value::Assoc(_) => return None,
+        };
+        RelativePath::from_segments(&segments).ok()?;
+        Some(segments)
+    }
+
+    /// Every matched variable, unchecked: values holding NUL included.
     pub fn captures(&self) -> &Captures {
         &self.captures
     }
@@ -122,30 +166,6 @@ type CompleteFn =
 type ListFn = dyn Fn(RequestContext) -> BoxFuture<'static, Result<Vec<ListItem>, ResourceError>>
     + Send
     + Sync;
-
-/// Why a templated resource could not be declared.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TemplateError {
-    /// The template is not valid RFC 6570.
-    Parse(ParseError),
-    /// A completion handler names a variable the template does not have.
-    UnknownVariable(String),
-    /// A list function was attached twice.
-    SecondList,
-}
-
-impl std::fmt::Display for TemplateError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TemplateError::Parse(e) => write!(f, "invalid URI template: {e}"),
-            TemplateError::UnknownVariable(v) => write!(f, "the template has no variable {v:?}"),
-            TemplateError::SecondList => f.write_str("the template already has a list function"),
-        }
-    }
-}
-
-impl std::error::Error for TemplateError {}
 
 /// A resource template with its handlers; declare it on a
 /// [`ResourceSet`](crate::ResourceSet) with `with_template`.
@@ -277,6 +297,7 @@ impl TemplateResource {
         self.compiled.matches(uri).map(|captures| Vars {
             uri: uri.to_owned(),
             captures,
+            allow_nul: self.options.allows_nul(),
         })
     }
 
@@ -320,16 +341,16 @@ impl TemplateResource {
         let items = list(ctx.clone()).await?;
         let mut out = Vec::with_capacity(items.len());
         for item in items {
-            let uri = item
-                .expand(&self.compiled)
-                .filter(|uri| self.compiled.matches(uri).is_some())
-                .ok_or_else(|| {
-                    ResourceError::internal(format!(
-                        "the list function of {} gave an item the template cannot name: {item:?}",
-                        self.template.uri_template
-                    ))
-                })?;
-            out.push(item.describe(self.describe_uri(uri)));
+            match item.expand(&self.compiled) {
+                Ok(uri) => out.push(item.describe(self.describe_uri(uri))),
+                // A programming error in the list function: the listing goes on without
+                // the item, and the server's log says which and why.
+                Err(why) => tracing::error!(
+                    template = %self.template.uri_template,
+                    ?item,
+                    "the list function gave an item the template cannot name, left out of the listing: {why}"
+                ),
+            }
         }
         Ok(out)
     }

@@ -68,9 +68,13 @@ impl Shop {
     }
 
     #[list(item)]
-    fn all_items(&self) -> Vec<ListItem> {
+    fn all_items(&self) -> Vec<ListItem<ItemItem>> {
         let item = |(c, n, name): &(&str, u32, &str)| {
-            ListItem::vars([("category", c.to_string()), ("itemNo", n.to_string())]).title(*name)
+            ItemItem {
+                category: c.to_string(),
+                item_no: *n,
+            }
+            .title(*name)
         };
         self.items.iter().map(item).collect()
     }

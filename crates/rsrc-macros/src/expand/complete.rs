@@ -20,7 +20,7 @@ pub(super) fn declare_complete(
     let Role::Complete { resource, variable } = &m.role else {
         return TokenStream::new();
     };
-    let Some((uri, variables)) = template_of(methods, resource, "variables to complete", errors)
+    let Some((_, uri, variables)) = template_of(methods, resource, "variables to complete", errors)
     else {
         return TokenStream::new();
     };

@@ -1,11 +1,14 @@
 //! The declaration of a list method: a `.list(template, …)` call enumerating a
 //! template's resources.
 //!
-//! Invariant: a list method takes nothing but the request context.
+//! Invariants: a list method takes nothing but the request context; its result is
+//! converted as a listing of its template's item type (`IntoListing<PageItem>`), so an
+//! item the template cannot name does not compile.
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use super::item::item_name;
 use super::methods::{Method, Role, call, template_of};
 use crate::model::{Errors, is_ref_to};
 
@@ -18,7 +21,10 @@ pub(super) fn declare_list(
     let Role::List { resource } = &m.role else {
         return TokenStream::new();
     };
-    let Some((uri, _)) = template_of(methods, resource, "resources to list", errors) else {
+    let Some((target, uri, _)) = template_of(methods, resource, "resources to list", errors) else {
+        return TokenStream::new();
+    };
+    let Some(item) = item_name(target) else {
         return TokenStream::new();
     };
     let mut call_args = Vec::new();
@@ -35,7 +41,7 @@ pub(super) fn declare_list(
     let body = call(
         m,
         &call_args,
-        &quote!(#krate::declare::IntoListing::into_listing),
+        &quote!(#krate::declare::IntoListing::<#item>::into_listing),
     );
     let template = uri.value();
     quote! {

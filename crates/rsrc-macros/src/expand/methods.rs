@@ -33,6 +33,7 @@ pub(super) enum Role {
 
 pub(super) struct Method {
     pub(super) ident: Ident,
+    pub(super) vis: syn::Visibility,
     is_async: bool,
     pub(super) ret: Option<Type>,
     pub(super) params: Vec<Param>,
@@ -138,6 +139,7 @@ pub(super) fn method_of(f: &mut ImplItemFn, errors: &mut Errors) -> Option<Metho
     };
     Some(Method {
         ident: f.sig.ident.clone(),
+        vis: f.vis.clone(),
         is_async: f.sig.asyncness.is_some(),
         params: params(&mut f.sig, errors),
         sig_span: f.sig.span(),
@@ -170,13 +172,14 @@ pub(super) fn call(m: &Method, args: &[TokenStream], convert: &TokenStream) -> T
     }
 }
 
-/// The resource method `name`, which must be a template.
+/// The resource method `name`, which must be a template: the method, its template and
+/// its variables.
 pub(super) fn template_of<'a>(
     methods: &'a [Method],
     resource: &Ident,
     what: &str,
     errors: &mut Errors,
-) -> Option<(&'a LitStr, &'a [String])> {
+) -> Option<(&'a Method, &'a LitStr, &'a [String])> {
     let Some(target) = methods.iter().find(|m| m.ident == *resource) else {
         errors.at(
             resource,
@@ -189,7 +192,7 @@ pub(super) fn template_of<'a>(
             args,
             variables: Some(v),
             ..
-        } => Some((&args.uri, v)),
+        } => Some((target, &args.uri, v)),
         Role::Resource { args, .. } => {
             errors.at(
                 resource,

@@ -8,10 +8,11 @@
 //! This file reads the block (its annotated methods, no URI or template shape declared
 //! twice, one list per resource and one completion per variable) and emits the result;
 //! beside it, `methods.rs` reads each method's helper attribute and says how a method
-//! is called, and `resource.rs`, `complete.rs` and `list.rs` generate the declaration of
-//! each role.
+//! is called, `resource.rs`, `complete.rs` and `list.rs` generate the declaration of
+//! each role, and `item.rs` each template's item type.
 
 mod complete;
+mod item;
 mod list;
 mod methods;
 mod resource;
@@ -23,6 +24,7 @@ use syn::{Ident, ImplItem, ItemImpl};
 
 use crate::model::{Errors, shape};
 use complete::declare_complete;
+use item::declare_item;
 use list::declare_list;
 use methods::{Method, Role, method_of};
 use resource::declare_resource;
@@ -135,6 +137,10 @@ pub(crate) fn resources(args: TokenStream, item: TokenStream) -> syn::Result<Tok
         }
     }
     let self_ty = &block.self_ty;
+    let items: Vec<TokenStream> = methods
+        .iter()
+        .map(|m| declare_item(&krate, self_ty, m))
+        .collect();
     let (impl_generics, _, where_clause) = block.generics.split_for_impl();
     if let Err(e) = errors.finish() {
         // The block and a provider impl are still emitted, so that the errors above are
@@ -153,6 +159,8 @@ pub(crate) fn resources(args: TokenStream, item: TokenStream) -> syn::Result<Tok
     }
     Ok(quote! {
         #block
+
+        #(#items)*
 
         impl #impl_generics #krate::IntoProvider for #self_ty #where_clause {
             type Provider = #krate::ResourceSet;

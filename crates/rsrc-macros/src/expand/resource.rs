@@ -175,6 +175,9 @@ fn options(krate: &syn::Path, args: &ResourceArgs) -> TokenStream {
     if args.collection {
         out.extend(quote!(.collection()));
     }
+    if args.allow_nul {
+        out.extend(quote!(.allow_nul()));
+    }
     if let Some(ms) = args.cache_ms {
         out.extend(quote!(.cache(::core::time::Duration::from_millis(#ms))));
         if args.cache_public {
@@ -225,6 +228,10 @@ pub(super) fn declare_resource(krate: &syn::Path, m: &Method, errors: &mut Error
                     }
                     ParamType::Segments(t) => {
                         lets.push(quote_spanned!(span=> let #ident: ::std::vec::Vec<#t> = __vars.get_segments::<#t>(#name)?;));
+                        call_args.push(quote!(#ident));
+                    }
+                    ParamType::Path(t) => {
+                        lets.push(quote_spanned!(span=> let #ident: #t = __vars.path(#name)?;));
                         call_args.push(quote!(#ident));
                     }
                     ParamType::Parsed(t) => {

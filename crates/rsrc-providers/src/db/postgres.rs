@@ -58,6 +58,7 @@ use std::time::Duration;
 mod catalog;
 mod rows;
 mod search;
+mod statement;
 mod watch;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
@@ -201,7 +202,7 @@ impl PostgresProvider {
             pg,
             NoTls,
             ManagerConfig {
-                // Connections are reset before each statement instead (`rows::RESET`),
+                // Connections are reset before each statement instead (`statement.rs`),
                 // sent in the same round trip.
                 recycling_method: RecyclingMethod::Fast,
             },

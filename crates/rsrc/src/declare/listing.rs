@@ -1,199 +1,88 @@
-//! What list and completion functions return: [`ListItem`]s naming a template's concrete
-//! resources ([`IntoListing`]), and completion values ([`IntoCompletion`]).
+//! What list and completion functions return: items naming a template's concrete
+//! resources ([`IntoListing`], [`IntoItem`]), and completion values ([`IntoCompletion`]).
 //!
-//! Invariant: an item names its resource only through the template's variables; the URI
-//! is always the template's expansion, never text the function wrote.
-
-use std::fmt;
-
-use rsrc_protocol::Resource;
-use rsrc_uri_template::{UriTemplate, Value};
+//! Invariant: a list function's items are of its template's item type (or, for a
+//! one-variable template, that variable's values), so the compiler checks that each item
+//! names exactly the template's variables.
 
 use crate::error::ResourceError;
+#[cfg(doc)]
+use crate::list_item::TemplateItem;
+use crate::list_item::{ListItem, Untyped};
 
-/// One concrete resource of a template: the values of its variables, and optionally
-/// metadata that overrides the template's for this resource.
-///
-/// ```
-/// use rsrc::declare::ListItem;
-/// // For `notion://pages/{pageId}`:
-/// let item = ListItem::new("abc123").title("Project Roadmap");
-/// // For `db://{table}/{key}`:
-/// let row = ListItem::vars([("table", "books"), ("key", "42")]);
-/// # drop((item, row));
-/// ```
-#[derive(Clone, PartialEq)]
-pub struct ListItem {
-    values: Values,
-    resource: Resource,
+/// What one item of a list function may be, for the template whose item type is `I`:
+/// an `I`, a [`ListItem<I>`](ListItem) (an `I` with metadata), or, for a one-variable
+/// template, that variable's value (`#[resources]` implements it for `I` itself and for
+/// the variable's type, next to the [`TemplateItem`] type it generates). For an untyped
+/// declaration (`I` = [`Untyped`]), a [`ListItem`] or a string or integer.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an item of the template whose items are `{I}`",
+    label = "build this item as `{I} {{ … }}`, one field per template variable",
+    note = "`#[resources]` generates `{I}` for the template: build each item with its fields, and add metadata with `.title(…)`, `.description(…)`, …",
+    note = "a one-variable template also takes the variable's values directly"
+)]
+pub trait IntoItem<I> {
+    /// The item, untyped.
+    fn into_item(self) -> ListItem;
 }
 
-#[derive(Clone, Debug, PartialEq)]
-enum Values {
-    /// The value of the template's only variable.
-    Only(String),
-    /// Values by variable name.
-    Named(Vec<(String, Value)>),
-}
-
-impl fmt::Debug for ListItem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("ListItem").field(&self.values).finish()
+impl<I> IntoItem<I> for ListItem<I> {
+    fn into_item(self) -> ListItem {
+        self.erase()
     }
 }
 
-impl ListItem {
-    /// The resource whose template's only variable is `value`.
-    pub fn new(value: impl fmt::Display) -> Self {
-        ListItem {
-            values: Values::Only(value.to_string()),
-            resource: Resource::default(),
-        }
-    }
-
-    /// The resource with these variable values (by template variable name; a value is
-    /// anything [`Value`] converts from, a list for `{/segs*}` say).
-    pub fn vars<N: Into<String>, V: Into<Value>>(vars: impl IntoIterator<Item = (N, V)>) -> Self {
-        ListItem {
-            values: Values::Named(
-                vars.into_iter()
-                    .map(|(n, v)| (n.into(), v.into()))
-                    .collect(),
-            ),
-            resource: Resource::default(),
-        }
-    }
-
-    /// Overrides the template's name.
-    #[must_use]
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.resource.name = name.into();
-        self
-    }
-
-    /// Sets the display title.
-    #[must_use]
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.resource.title = Some(title.into());
-        self
-    }
-
-    /// Overrides the template's description.
-    #[must_use]
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.resource.description = Some(description.into());
-        self
-    }
-
-    /// Overrides the template's MIME type.
-    #[must_use]
-    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.resource.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Sets the size in bytes.
-    #[must_use]
-    pub fn size(mut self, size: u64) -> Self {
-        self.resource.size = Some(size);
-        self
-    }
-
-    /// Sets `annotations.lastModified` (ISO 8601).
-    #[must_use]
-    pub fn last_modified(mut self, at: impl Into<String>) -> Self {
-        self.resource = std::mem::take(&mut self.resource).with_last_modified(at);
-        self
-    }
-
-    /// The URI `template` gives this item, if its values fit the template.
-    pub(crate) fn expand(&self, template: &UriTemplate) -> Option<String> {
-        match &self.values {
-            Values::Only(v) => {
-                let mut names = template.variables();
-                let (name, None) = (names.next()?, names.next()) else {
-                    return None;
-                };
-                template.try_expand(&[(name, Value::from(v.as_str()))]).ok()
-            }
-            Values::Named(values) => {
-                let vars: Vec<(&str, Value)> = values
-                    .iter()
-                    .map(|(n, v)| (n.as_str(), v.clone()))
-                    .collect();
-                template.try_expand(vars.as_slice()).ok()
-            }
-        }
-    }
-
-    /// `base` (the template's description of the URI) with this item's overrides.
-    pub(crate) fn describe(self, mut base: Resource) -> Resource {
-        let r = self.resource;
-        if !r.name.is_empty() {
-            base.name = r.name;
-        }
-        base.title = r.title.or(base.title);
-        base.description = r.description.or(base.description);
-        base.mime_type = r.mime_type.or(base.mime_type);
-        base.size = r.size.or(base.size);
-        if let Some(at) = r.annotations.and_then(|a| a.last_modified) {
-            base = base.with_last_modified(at);
-        }
-        base
+impl IntoItem<Untyped> for String {
+    fn into_item(self) -> ListItem {
+        ListItem::new(self)
     }
 }
 
-impl From<String> for ListItem {
-    fn from(value: String) -> Self {
-        ListItem::new(value)
+impl IntoItem<Untyped> for &str {
+    fn into_item(self) -> ListItem {
+        ListItem::new(self)
     }
 }
 
-impl From<&str> for ListItem {
-    fn from(value: &str) -> Self {
-        ListItem::new(value)
-    }
-}
-
-macro_rules! list_item_from_integers {
+macro_rules! untyped_items_from_integers {
     ($($t:ty),+) => {$(
-        impl From<$t> for ListItem {
-            fn from(value: $t) -> Self {
-                ListItem::new(value)
+        impl IntoItem<Untyped> for $t {
+            fn into_item(self) -> ListItem {
+                ListItem::new(self)
             }
         }
     )+};
 }
 
-list_item_from_integers!(
+untyped_items_from_integers!(
     u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize
 );
 
-/// What a list function may return: `Vec<T>` of anything that converts into a
-/// [`ListItem`] (a `String` or an integer is the value of a one-variable template), in
-/// `Option` (`None`: nothing) or `Result<_, E: Into<ResourceError>>`.
+/// What a list function may return for the template whose item type is `I`: a `Vec` of
+/// [`IntoItem<I>`] (items of the template), in `Option` (`None`: nothing) or
+/// `Result<_, E: Into<ResourceError>>`.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be the result of a list function",
-    note = "return `Vec<ListItem>` (or a `Vec` of strings or integers for a one-variable template), possibly in `Result<_, E: Into<ResourceError>>`"
+    message = "`{Self}` cannot be the result of a list function whose template's items are `{I}`",
+    note = "return `Vec<{I}>` (or `Vec<ListItem<{I}>>` for items with metadata), possibly in `Option` or `Result<_, E: Into<ResourceError>>`"
 )]
-pub trait IntoListing {
-    /// The items.
+pub trait IntoListing<I> {
+    /// The items, untyped.
     fn into_listing(self) -> Result<Vec<ListItem>, ResourceError>;
 }
 
-impl<T: Into<ListItem>> IntoListing for Vec<T> {
+impl<I, T: IntoItem<I>> IntoListing<I> for Vec<T> {
     fn into_listing(self) -> Result<Vec<ListItem>, ResourceError> {
-        Ok(self.into_iter().map(Into::into).collect())
+        Ok(self.into_iter().map(IntoItem::into_item).collect())
     }
 }
 
-impl<T: IntoListing> IntoListing for Option<T> {
+impl<I, T: IntoListing<I>> IntoListing<I> for Option<T> {
     fn into_listing(self) -> Result<Vec<ListItem>, ResourceError> {
         self.map_or_else(|| Ok(Vec::new()), IntoListing::into_listing)
     }
 }
 
-impl<T: IntoListing, E: Into<ResourceError>> IntoListing for Result<T, E> {
+impl<I, T: IntoListing<I>, E: Into<ResourceError>> IntoListing<I> for Result<T, E> {
     fn into_listing(self) -> Result<Vec<ListItem>, ResourceError> {
         self.map_err(Into::into)?.into_listing()
     }
@@ -246,28 +135,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_single_value_names_the_only_variable() {
-        let t = UriTemplate::parse("notion://pages/{pageId}").unwrap();
-        assert_eq!(
-            ListItem::new("a b").expand(&t).as_deref(),
-            Some("notion://pages/a%20b")
-        );
-        let two = UriTemplate::parse("db://{t}/{k}").unwrap();
-        assert_eq!(ListItem::new("x").expand(&two), None);
-        assert_eq!(
-            ListItem::vars([("t", "books"), ("k", "1")])
-                .expand(&two)
-                .as_deref(),
-            Some("db://books/1")
-        );
-    }
-
-    #[test]
-    fn overrides_replace_the_template_metadata() {
-        let base = Resource::new("x://1", "Page").with_description("any page");
-        let r = ListItem::new(1).title("One").describe(base);
-        assert_eq!(r.name, "Page");
-        assert_eq!(r.title.as_deref(), Some("One"));
-        assert_eq!(r.description.as_deref(), Some("any page"));
+    fn untyped_listings_take_items_strings_and_integers() {
+        let items = IntoListing::<Untyped>::into_listing(vec!["a", "b"]).unwrap();
+        assert_eq!(items, [ListItem::new("a"), ListItem::new("b")]);
+        let items = IntoListing::<Untyped>::into_listing(Some(vec![1u32])).unwrap();
+        assert_eq!(items, [ListItem::new(1)]);
+        let failed: Result<Vec<ListItem>, crate::NotFound> = Err(crate::NotFound);
+        assert!(IntoListing::<Untyped>::into_listing(failed).is_err());
     }
 }

@@ -5,121 +5,39 @@
 //! [`Resources`] builder holding the type's state in an `Arc`, one typed closure per
 //! resource, completion and list function, and the conversion traits [`IntoContent`],
 //! [`IntoCompletion`] and [`IntoListing`]. `docs/writing-resources.md` shows an expansion.
+//! The types a declaration shares with the core (contents, options, list items,
+//! declaration errors) are the core's, re-exported here; the core never imports this
+//! module.
 //!
 //! Invariants:
 //! - A declaration is checked when it is built ([`Resources::build`]): every template
 //!   parses, no URI or template is declared twice, and completions and list functions
 //!   name a declared template (and, for completion, one of its variables). The macro makes
 //!   the same checks at compile time.
+//! - The order of the declarations does not matter: completions and list functions are
+//!   attached to their templates when the declaration is built.
 //! - Handlers get `Arc<S>`: state is shared, never cloned.
 
-mod content;
 mod listing;
 
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
-use rsrc_protocol::{CacheScope, Resource, ResourceKind, ResourceTemplate};
+use rsrc_protocol::{Resource, ResourceTemplate};
 
-pub(crate) use content::ContentKind;
-pub use content::{Child, Content, IntoContent, IntoRepresentation, Json, Typed};
-pub use listing::{IntoCompletion, IntoListing, ListItem, starting_with};
+pub use crate::content::{Child, Content, IntoContent, IntoRepresentation, Json, Typed};
+pub use crate::error::DeclareError;
+pub use crate::list_item::{ListItem, TemplateItem, Untyped};
+pub use crate::options::Options;
+pub use crate::path::RelativePath;
+pub use listing::{IntoCompletion, IntoItem, IntoListing, starting_with};
 
-use crate::cache::CachePolicy;
 use crate::context::RequestContext;
-use crate::error::ResourceError;
+use crate::error::{ResourceError, TemplateError};
 use crate::provider::IntoProvider;
 use crate::resource_set::ResourceSet;
-use crate::template::{CompletionInput, TemplateError, TemplateResource, Vars};
-
-/// How a declared resource is served: as a document or a collection, and cached or not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Options {
-    collection: bool,
-    cache: Option<CachePolicy>,
-}
-
-impl Options {
-    /// A document, not cached.
-    pub fn new() -> Self {
-        Options::default()
-    }
-
-    /// The resource is a collection: reading it returns its children's contents, and
-    /// `resources/list` with its URI lists them (its handler returns `Vec<Child>`).
-    #[must_use]
-    pub fn collection(mut self) -> Self {
-        self.collection = true;
-        self
-    }
-
-    /// Reads are cached for `ttl` per URI (see [`ReadCache`](crate::ReadCache)), privately
-    /// unless [`Options::cache_scope`] says otherwise.
-    #[must_use]
-    pub fn cache(mut self, ttl: Duration) -> Self {
-        let scope = self.cache.map_or(CacheScope::Private, |c| c.scope);
-        self.cache = Some(CachePolicy::new(ttl).with_scope(scope));
-        self
-    }
-
-    /// The `cacheScope` clients are told for cached reads.
-    #[must_use]
-    pub fn cache_scope(mut self, scope: CacheScope) -> Self {
-        if let Some(c) = &mut self.cache {
-            c.scope = scope;
-        }
-        self
-    }
-
-    pub(crate) fn is_collection(self) -> bool {
-        self.collection
-    }
-
-    pub(crate) fn kind(self) -> ResourceKind {
-        if self.collection {
-            ResourceKind::Collection
-        } else {
-            ResourceKind::Document
-        }
-    }
-
-    pub(crate) fn cache_policy(self) -> Option<CachePolicy> {
-        self.cache
-    }
-}
-
-/// Why a declaration is invalid.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum DeclareError {
-    /// A template is invalid, or a completion names a variable it does not have.
-    Template {
-        /// The template, as declared.
-        template: String,
-        /// What is wrong.
-        error: TemplateError,
-    },
-    /// Two resources have the same URI, or two templates the same text.
-    Duplicate(String),
-    /// A completion or list function names a template that was not declared.
-    UnknownTemplate(String),
-}
-
-impl fmt::Display for DeclareError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DeclareError::Template { template, error } => write!(f, "{template}: {error}"),
-            DeclareError::Duplicate(uri) => write!(f, "{uri} is declared twice"),
-            DeclareError::UnknownTemplate(t) => {
-                write!(f, "no resource is declared with the template {t}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for DeclareError {}
+use crate::template::{CompletionInput, TemplateResource, Vars};
 
 /// Builds a [`ResourceSet`] from typed handlers that share one state, `S`: what the
 /// `#[resources]` macro expands to, and the way to write the same by hand.
@@ -154,11 +72,20 @@ impl std::error::Error for DeclareError {}
 pub struct Resources<S> {
     state: Arc<S>,
     set: ResourceSet,
-    /// Templates in declaration order, attached to the set at [`Resources::build`] so
-    /// that completions and list functions can still be added to them.
+    /// Templates in declaration order, attached to the set at [`Resources::build`].
     templates: Vec<TemplateResource>,
+    /// Completions and list functions, attached to their templates at
+    /// [`Resources::build`], whatever the order they were declared in.
+    attachments: Vec<Attachment>,
     statics: Vec<String>,
     errors: Vec<DeclareError>,
+}
+
+/// A completion or list function waiting for [`Resources::build`] to attach it to the
+/// template it names.
+struct Attachment {
+    template: String,
+    attach: Box<dyn FnOnce(TemplateResource) -> Result<TemplateResource, TemplateError> + Send>,
 }
 
 impl<S> fmt::Debug for Resources<S> {
@@ -182,6 +109,7 @@ impl<S: Send + Sync + 'static> Resources<S> {
             state,
             set: ResourceSet::new(),
             templates: Vec::new(),
+            attachments: Vec::new(),
             statics: Vec::new(),
             errors: Vec::new(),
         }
@@ -244,8 +172,9 @@ impl<S: Send + Sync + 'static> Resources<S> {
         Fut: Future<Output = Result<Vec<String>, ResourceError>> + Send + 'static,
     {
         let state = Arc::clone(&self.state);
-        self.modify(template, |t| {
-            t.with_completion(variable, move |input| complete(Arc::clone(&state), input))
+        let variable = variable.to_owned();
+        self.attach(template, move |t| {
+            t.with_completion(&variable, move |input| complete(Arc::clone(&state), input))
         })
     }
 
@@ -258,37 +187,41 @@ impl<S: Send + Sync + 'static> Resources<S> {
         Fut: Future<Output = Result<Vec<ListItem>, ResourceError>> + Send + 'static,
     {
         let state = Arc::clone(&self.state);
-        self.modify(template, |t| {
+        self.attach(template, move |t| {
             t.with_list(move |ctx| list(Arc::clone(&state), ctx))
         })
     }
 
-    fn modify(
+    fn attach(
         mut self,
         template: &str,
-        f: impl FnOnce(TemplateResource) -> Result<TemplateResource, TemplateError>,
+        attach: impl FnOnce(TemplateResource) -> Result<TemplateResource, TemplateError>
+        + Send
+        + 'static,
     ) -> Self {
-        let Some(t) = self
-            .templates
-            .iter_mut()
-            .find(|t| t.template.uri_template == template)
-        else {
-            self.errors
-                .push(DeclareError::UnknownTemplate(template.to_owned()));
-            return self;
-        };
-        match f(t.clone()) {
-            Ok(modified) => *t = modified,
-            Err(error) => self.errors.push(DeclareError::Template {
-                template: template.to_owned(),
-                error,
-            }),
-        }
+        self.attachments.push(Attachment {
+            template: template.to_owned(),
+            attach: Box::new(attach),
+        });
         self
     }
 
     /// The provider, or the first thing wrong with the declaration.
-    pub fn build(self) -> Result<ResourceSet, DeclareError> {
+    pub fn build(mut self) -> Result<ResourceSet, DeclareError> {
+        for Attachment { template, attach } in std::mem::take(&mut self.attachments) {
+            let Some(t) = self
+                .templates
+                .iter_mut()
+                .find(|t| t.template.uri_template == template)
+            else {
+                self.errors.push(DeclareError::UnknownTemplate(template));
+                continue;
+            };
+            match attach(t.clone()) {
+                Ok(attached) => *t = attached,
+                Err(error) => self.errors.push(DeclareError::Template { template, error }),
+            }
+        }
         if let Some(e) = self.errors.into_iter().next() {
             return Err(e);
         }

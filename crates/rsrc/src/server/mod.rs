@@ -32,10 +32,10 @@ use crate::bus::SessionState;
 use crate::changes::{ChangeFeed, Hub};
 use crate::context::{Notifier, RequestContext};
 use crate::cursor::CursorSealer;
-use crate::declare::DeclareError;
+use crate::error::DeclareError;
 use crate::error::ResourceError;
 use crate::extension::{self, MethodHandler, PromptCompleter, PromptCompletion};
-use crate::provider::{DynProvider, IntoProvider};
+use crate::provider::{DynProvider, IntoProvider, Provider};
 
 pub use dispatch::{Handled, Incoming, Notice, Outcome, Prepared, Refusal};
 pub use reply::Reply;
@@ -78,11 +78,22 @@ impl Router {
 
     /// Mounts `provider` for the URIs starting with `prefix` (e.g. `"file:///"`, `"db:"`;
     /// `""` catches everything no other prefix claims). A type declared with the
-    /// `#[resources]` macro mounts the same way.
+    /// `#[resources]` macro mounts the same way. Every URI and template the provider
+    /// declares must lie under the prefix (a template may also begin with a part of it,
+    /// `db://{name}/…` under `db://shop`), or [`ServerBuilder::build`] fails naming both.
     #[must_use]
     pub fn mount<P: IntoProvider>(mut self, prefix: impl Into<String>, provider: P) -> Self {
         let prefix = prefix.into();
-        match provider.into_provider() {
+        let provider = provider
+            .into_provider()
+            .and_then(|p| match outside_mount(&prefix, &p) {
+                Some(uri) => Err(DeclareError::OutsideMount {
+                    uri,
+                    prefix: prefix.clone(),
+                }),
+                None => Ok(p),
+            });
+        match provider {
             Ok(provider) => self.mounts.push(Mount {
                 prefix,
                 provider: Arc::new(provider),
@@ -101,6 +112,25 @@ impl Router {
             .max_by_key(|(_, m)| m.prefix.len())
             .map(|(i, m)| (i as u16, m))
     }
+}
+
+/// The first URI or template `provider` declares that no request routed by `prefix`
+/// could reach: a fixed URI must start with the prefix; a template's expansions must be
+/// able to, so the text before its first expression starts with the prefix or is the
+/// start of it.
+fn outside_mount(prefix: &str, provider: &impl Provider) -> Option<String> {
+    let fixed = provider
+        .fixed_uris()
+        .into_iter()
+        .find(|uri| !uri.starts_with(prefix));
+    fixed.or_else(|| {
+        provider.templates().into_iter().find_map(|t| {
+            let text = t.uri_template;
+            let literal = text.split('{').next().unwrap_or_default();
+            let reachable = literal.starts_with(prefix) || prefix.starts_with(literal);
+            (!reachable).then_some(text)
+        })
+    })
 }
 
 /// Why a server could not be built.

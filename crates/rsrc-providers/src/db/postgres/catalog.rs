@@ -9,8 +9,10 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use deadpool_postgres::Pool;
+use tokio_postgres::types::Type;
 
 use super::super::{ColumnInfo, KeyKind, RelationInfo, RelationKind, ValueClass};
+use super::statement::Session;
 
 /// How a column's values are selected and decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,24 +146,20 @@ WHERE i.indisprimary AND i.indrelid = ANY($1)";
 
 /// Reads the served part of the catalog through `pool`.
 pub(super) async fn load(pool: &Pool) -> Result<Catalog, String> {
-    let client = pool.get().await.map_err(|e| e.to_string())?;
     // The catalog is read with the start-up settings (`format_type` depends on the
-    // `search_path`), whatever an earlier statement's view changed.
-    client
-        .batch_execute(super::rows::RESET)
-        .await
-        .map_err(|e| e.to_string())?;
-    let rels = client
+    // `search_path`), whatever an earlier statement's view changed: `Session` resets them.
+    let session = Session::open(pool).await.map_err(|e| e.to_string())?;
+    let rels = session
         .query(CATALOG_SQL, &[])
         .await
         .map_err(|e| e.to_string())?;
     let oids: Vec<u32> = rels.iter().map(|r| r.get(0)).collect();
-    let cols = client
-        .query(COLUMNS_SQL, &[&oids])
+    let cols = session
+        .query(COLUMNS_SQL, &[(&oids, Type::OID_ARRAY)])
         .await
         .map_err(|e| e.to_string())?;
-    let keys = client
-        .query(KEYS_SQL, &[&oids])
+    let keys = session
+        .query(KEYS_SQL, &[(&oids, Type::OID_ARRAY)])
         .await
         .map_err(|e| e.to_string())?;
     let mut columns: HashMap<u32, Vec<(i16, ColumnInfo, PgKind, String)>> = HashMap::new();

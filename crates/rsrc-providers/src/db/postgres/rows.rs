@@ -18,7 +18,8 @@
 //! A function reached through a view can change session settings that would persist on
 //! the pooled connection (`set_config('default_transaction_read_only', 'off', false)`, a
 //! `statement_timeout`, the `search_path`, a session advisory lock). So every statement
-//! is preceded by [`RESET`], which restores the start-up settings (read-only, time limits,
+//! is preceded by `RESET` (`statement.rs`, the one way statements are sent), which
+//! restores the start-up settings (read-only, time limits,
 //! the configured `search_path`): sent together with the statement, it costs no round
 //! trip, only the server's work (a point read took 290 µs with it and 237 µs without, in
 //! one run; resetting when a connection leaves the pool instead, a round trip more, took
@@ -32,11 +33,8 @@ use tokio_postgres::Row;
 use tokio_postgres::types::{ToSql, Type};
 
 use super::Database;
-
-/// Restores a connection's start-up settings and releases session locks (see the module
-/// docs, "Session settings").
-pub(super) const RESET: &str = "RESET ALL; SELECT pg_advisory_unlock_all()";
 use super::catalog::{PgKind, Relation};
+use super::statement::Session;
 use crate::db::resources::row_contents;
 use crate::db::{Cell, KeyKind, KeyValue, RowKey, row_csv, row_json};
 
@@ -83,15 +81,14 @@ impl Database {
         sql: &str,
         params: &[Param],
     ) -> Result<Vec<Row>, ResourceError> {
-        let client = self.pool.get().await.map_err(|e| pool_error(uri, &e))?;
+        let session = Session::open(&self.pool)
+            .await
+            .map_err(|e| pool_error(uri, &e))?;
         let typed: Vec<(&(dyn ToSql + Sync), Type)> = params.iter().map(Param::typed).collect();
-        // Both go out before either answer comes back (tokio-postgres pipelines the
-        // requests of one connection), and the server runs them in order.
-        let (reset, rows) =
-            tokio::join!(client.batch_execute(RESET), client.query_typed(sql, &typed));
-        let limit = self.config.statement_timeout;
-        reset.map_err(|e| pg_error(uri, &e, limit))?;
-        rows.map_err(|e| pg_error(uri, &e, limit))
+        session
+            .query(sql, &typed)
+            .await
+            .map_err(|e| pg_error(uri, &e, self.config.statement_timeout))
     }
 
     /// Decodes one result row into cells (borrowing `row`) and the key values.

@@ -1,6 +1,9 @@
-//! Handler results to protocol contents: [`IntoContent`] (what a read handler may
-//! return) and [`IntoRepresentation`] (one format of a document), with the wrappers that
-//! choose a MIME type ([`Json`], [`Typed`]) and the children of a collection ([`Child`]).
+//! What a read handler produces: one format of a document ([`Representation`]), a whole
+//! read ([`Content`]: a document's formats or a collection's children, [`Child`]), and the
+//! conversions from handler results, [`IntoContent`] (what a read handler may return) and
+//! [`IntoRepresentation`] (one format), with the wrappers that choose a MIME type
+//! ([`Json`], [`Typed`]). The core (`ResourceSet`, `TemplateResource`) and the declarative
+//! layer (`declare/`) both build on these types; they depend on neither.
 //!
 //! Invariants: a conversion never panics (a value that cannot be serialized is an internal
 //! error); `None` and a missing value are not-found for the requested URI; several
@@ -9,11 +12,69 @@
 
 use std::borrow::Cow;
 
-use rsrc_protocol::Resource;
+use rsrc_protocol::{Body, Resource, ResourceContents};
 use serde::Serialize;
 
 use crate::error::{NotFound, ResourceError};
-use crate::resource_set::Representation;
+
+/// One representation of a resource: its payload and, when it differs from the
+/// resource's primary type, its MIME type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Representation {
+    /// The MIME type of this representation; the resource's own when `None`.
+    pub mime_type: Option<String>,
+    /// The payload.
+    pub body: Body,
+}
+
+impl Representation {
+    /// A text representation.
+    pub fn text(text: impl Into<rsrc_protocol::Text>) -> Self {
+        Representation {
+            mime_type: None,
+            body: Body::Text(text.into()),
+        }
+    }
+
+    /// A binary representation.
+    pub fn blob(bytes: impl Into<bytes::Bytes>) -> Self {
+        Representation {
+            mime_type: None,
+            body: Body::Blob(bytes.into()),
+        }
+    }
+
+    /// Sets the MIME type of this representation.
+    #[must_use]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    pub(crate) fn into_contents(self, resource: &Resource) -> ResourceContents {
+        let mut meta = resource.clone();
+        if let Some(m) = self.mime_type {
+            meta.mime_type = Some(m);
+        }
+        meta.size = Some(self.body.len() as u64);
+        ResourceContents {
+            resource: meta,
+            body: self.body,
+        }
+    }
+}
+
+impl From<String> for Representation {
+    fn from(text: String) -> Self {
+        Representation::text(text)
+    }
+}
+
+impl From<&str> for Representation {
+    fn from(text: &str) -> Self {
+        Representation::text(text)
+    }
+}
 
 /// What a read produced: the representations of a document, or the children of a
 /// collection.
@@ -113,7 +174,8 @@ impl<B> Typed<B> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a representation of a resource",
     label = "not text, binary, Json<T> or Typed<B>",
-    note = "text is `String` or `&'static str`, binary `Vec<u8>` or `Bytes`; wrap a serializable value in `Json(..)`, or implement `IntoRepresentation`"
+    note = "a value that implements `Serialize` is served as JSON when wrapped in `Json`: `Json(value)`",
+    note = "text is `String` or `&'static str`, binary `Vec<u8>` or `Bytes`; or implement `IntoRepresentation` for your type"
 )]
 pub trait IntoRepresentation {
     /// The representation.
@@ -186,7 +248,8 @@ impl<B: IntoRepresentation> IntoRepresentation for Typed<B> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not resource content",
     label = "a resource handler cannot return this",
-    note = "return text (`String`, `&'static str`), binary (`Vec<u8>`, `Bytes`), `Json<T>`, `Typed<B>`, a tuple of those (format alternatives), `Vec<Child>` (a collection), wrapped in `Option` or `Result<_, E: Into<ResourceError>>` if it can fail; or implement `IntoContent`"
+    note = "a value that implements `Serialize` is served as JSON when wrapped in `Json`: return `Json<T>` and write `Json(value)`",
+    note = "otherwise return text (`String`, `&'static str`), binary (`Vec<u8>`, `Bytes`), `Typed<B>`, a tuple of those (format alternatives), `Vec<Child>` (a collection), wrapped in `Option` or `Result<_, E: Into<ResourceError>>` if it can fail; or implement `IntoRepresentation` for your type"
 )]
 pub trait IntoContent {
     /// The content.
