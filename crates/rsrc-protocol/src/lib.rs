@@ -21,6 +21,7 @@ pub mod jsonrpc;
 pub mod lifecycle;
 pub mod meta;
 pub mod methods;
+pub mod peer;
 pub mod resources;
 pub mod subscriptions;
 pub mod version;
@@ -29,8 +30,8 @@ pub use common::{Annotations, CacheHint, CacheScope, Icon, Meta, ResultType, Rol
 pub use completion::{CompleteParams, CompleteResult, Completion, Reference};
 pub use content::{EmbeddedResource, ResourceLink};
 pub use jsonrpc::{ErrorCode, ErrorObject, Message, RequestId};
-pub use lifecycle::{Implementation, LoggingLevel, ServerCapabilities};
 pub use meta::{NotificationMeta, RequestMeta, ResultMeta};
+pub use peer::{Implementation, LoggingLevel, ServerCapabilities};
 pub use resources::{
     Body, DIRECTORY_MIME_TYPE, Resource, ResourceCapabilities, ResourceContents, ResourceKind,
     ResourceTemplate, ResourceType, Text,

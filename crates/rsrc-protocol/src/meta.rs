@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::common::Meta;
 use crate::de_util::{Key, insert_once, set_once};
 use crate::jsonrpc::RequestId;
-use crate::lifecycle::{ClientCapabilities, Implementation, LoggingLevel};
+use crate::peer::{ClientCapabilities, Implementation, LoggingLevel};
 
 /// `_meta` key: the protocol version of a 2026-07-28 request.
 pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
