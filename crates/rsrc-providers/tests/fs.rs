@@ -695,3 +695,33 @@ async fn the_file_template_is_listed_and_completes_path_segments() {
         "fn main() {}\n"
     );
 }
+
+#[tokio::test]
+async fn a_file_dated_before_1970_is_served_without_a_modification_time() {
+    use std::time::{Duration, UNIX_EPOCH};
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "old.txt", "from 1960");
+    write(dir.path(), "now.txt", "today");
+    let old = std::fs::File::options()
+        .write(true)
+        .open(dir.path().join("old.txt"))
+        .unwrap();
+    old.set_modified(UNIX_EPOCH - Duration::from_secs(10 * 365 * 86_400))
+        .unwrap();
+    let mut peer = serve_dir(dir.path()).await;
+    for _ in 0..2 {
+        let children = peer
+            .request("resources/list", json!({"uri": "file:///"}))
+            .await;
+        let resources = children["result"]["resources"].as_array().unwrap();
+        let entry = |uri: &str| resources.iter().find(|r| r["uri"] == uri).unwrap().clone();
+        assert!(entry("file:///old.txt")["annotations"]["lastModified"].is_null());
+        assert!(entry("file:///now.txt")["annotations"]["lastModified"].is_string());
+    }
+    let r = read(&mut peer, "file:///old.txt").await;
+    assert_eq!(r["result"]["contents"][0]["text"], "from 1960", "{r}");
+    let meta = peer
+        .request("resources/metadata", json!({"uri": "file:///old.txt"}))
+        .await;
+    assert!(meta["result"].is_object(), "{meta}");
+}

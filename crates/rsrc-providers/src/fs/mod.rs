@@ -304,7 +304,7 @@ async fn blocking<T: Send + 'static>(
 }
 
 fn last_modified(info: &Info) -> Option<String> {
-    Some(humantime::format_rfc3339_seconds(info.modified?).to_string())
+    crate::kit::time::rfc3339(info.modified?)
 }
 
 /// Where a URI points.

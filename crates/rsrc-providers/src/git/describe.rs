@@ -13,8 +13,9 @@ use rsrc::protocol::{DIRECTORY_MIME_TYPE, Resource};
 use super::locate::Located;
 use super::names::{self, RefName};
 use super::repo::{self, CommitInfo, Node, Resolved};
-use super::{META_KEY, SYMLINK_MIME_TYPE, ServedRepo, gix_error, rfc3339};
+use super::{META_KEY, SYMLINK_MIME_TYPE, ServedRepo, gix_error};
 use crate::kit::content::mime_from_name;
+use crate::kit::time::rfc3339_seconds;
 
 impl ServedRepo {
     /// `_meta["dev.rsrc/git"]`: the commit, the full ref name, the object and its mode.
@@ -58,7 +59,7 @@ impl ServedRepo {
         if !at.commit.summary.is_empty() {
             r = r.with_description(at.commit.summary.clone());
         }
-        if let Some(t) = rfc3339(at.commit.seconds) {
+        if let Some(t) = rfc3339_seconds(at.commit.seconds) {
             r = r.with_last_modified(t);
         }
         if with_meta {
@@ -103,7 +104,7 @@ impl ServedRepo {
                 (id, kind)
             }
         };
-        if let Some(t) = rfc3339(at.commit.seconds) {
+        if let Some(t) = rfc3339_seconds(at.commit.seconds) {
             r = r.with_last_modified(t);
         }
         if with_meta {

@@ -85,7 +85,7 @@ mod watch;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 
 use rsrc::protocol::{
     CacheHint, CacheScope, Completion, Resource, ResourceCapabilities, ResourceTemplate,
@@ -315,15 +315,6 @@ impl GitProvider {
 /// A gix failure: logged, and an internal error (whose details the client never sees).
 fn gix_error(uri: &str, e: &GixError) -> ResourceError {
     ResourceError::internal(format!("{uri}: {e}"))
-}
-
-/// RFC 3339 (UTC, seconds) for times between 1970 and 9999.
-fn rfc3339(seconds: i64) -> Option<String> {
-    let secs = u64::try_from(seconds)
-        .ok()
-        .filter(|&s| s < 253_402_300_800)?;
-    let t = UNIX_EPOCH.checked_add(Duration::from_secs(secs))?;
-    Some(humantime::format_rfc3339_seconds(t).to_string())
 }
 
 impl Provider for GitProvider {

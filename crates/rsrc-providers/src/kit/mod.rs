@@ -11,6 +11,7 @@
 //! | [`open`] | opening and reading one file beneath a root handle | `fs`, `skills` (Unix) |
 //! | [`watch`] | the poll-and-digest watcher and its subscription table | `sqlite`, `postgres`, `git` |
 //! | [`armed`] | a subscription waits until its watcher sees every change | `fs`, `sqlite`, `postgres`, `git` |
+//! | [`time`] | RFC 3339 timestamps, never a panic for an out-of-range time | `fs`, `git` |
 //!
 //! Two more shared pieces live beside their users: keyset paging over a sorted list is
 //! the engine's (`rsrc::keyset`, also used by `ResourceSet`), and the database resource
@@ -41,5 +42,7 @@ pub(crate) mod segment;
     feature = "git"
 ))]
 pub(crate) mod source_name;
+#[cfg(any(feature = "fs", feature = "git"))]
+pub(crate) mod time;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "git"))]
 pub(crate) mod watch;
