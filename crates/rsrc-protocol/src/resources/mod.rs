@@ -1,6 +1,7 @@
-//! Resources: the `Resource` record, contents, templates, and the params and results of
-//! `resources/list`, `resources/read`, `resources/metadata`, `resources/templates/list`,
-//! subscribe / unsubscribe and their notifications.
+//! Resources: the `Resource` record here; its contents (`contents.rs`, `text.rs`),
+//! templates (`template.rs`), the params and results of `resources/list` and
+//! `resources/templates/list` (`listing.rs`), and of `resources/read`,
+//! `resources/metadata`, subscribe / unsubscribe and the notifications (`messages.rs`).
 //!
 //! SEP-2093 is modelled as written: `TextResourceContents` / `BlobResourceContents` extend
 //! `Resource` ([`ResourceContents`] holds a whole [`Resource`] plus a [`Body`]), `Resource`
@@ -19,14 +20,25 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
-use crate::common::{Annotations, CacheScope, Icon, Meta, ResultType};
+use crate::common::{Annotations, Icon, Meta};
 use crate::de_util::{Key, set_once};
-use crate::meta::{NotificationMeta, RequestMeta, ResultMeta};
 
 mod contents;
+mod listing;
+mod messages;
+mod template;
 mod text;
 
 pub use contents::{Body, Deferred, ResourceContents, push_json_escaped};
+pub use listing::{
+    ListFilter, ListResourceTemplatesParams, ListResourceTemplatesResult, ListResourcesParams,
+    ListResourcesResult,
+};
+pub use messages::{
+    EmptyNotificationParams, ReadResourceParams, ReadResourceResult, ResourceMetadataResult,
+    ResourceParams, ResourceUpdatedParams,
+};
+pub use template::ResourceTemplate;
 pub use text::Text;
 
 /// SEP-2093's `resourceType`. Open: the SEP keeps the enum extensible.
@@ -389,356 +401,9 @@ impl<'de> Deserialize<'de> for Resource {
     }
 }
 
-/// A parameterized resource (RFC 6570 URI template).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceTemplate {
-    /// The RFC 6570 template.
-    pub uri_template: String,
-    /// Programmatic name.
-    pub name: String,
-    /// Display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What the template is for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The MIME type of every resource it produces, when they all share one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// Icons for display.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub icons: Option<Vec<Icon>>,
-    /// Audience, priority and last modification.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Annotations>,
-    /// SEP-2093 later draft: the superset of capabilities its resources may have.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capabilities: Option<ResourceCapabilities>,
-    /// Free-form metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
-
-impl ResourceTemplate {
-    /// A template with a URI template and a name.
-    pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> Self {
-        ResourceTemplate {
-            uri_template: uri_template.into(),
-            name: name.into(),
-            ..ResourceTemplate::default()
-        }
-    }
-
-    /// Sets the display title.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets the description.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets the icons.
-    #[must_use]
-    pub fn with_icons(mut self, icons: Vec<Icon>) -> Self {
-        self.icons = Some(icons);
-        self
-    }
-
-    /// Sets the annotations.
-    #[must_use]
-    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
-        self.annotations = Some(annotations);
-        self
-    }
-
-    /// Sets the MIME type shared by every resource of the template.
-    #[must_use]
-    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Sets the capabilities upper bound.
-    #[must_use]
-    pub fn with_capabilities(mut self, capabilities: ResourceCapabilities) -> Self {
-        self.capabilities = Some(capabilities);
-        self
-    }
-}
-
-/// `resources/list` params; `uri` (SEP-2093) scopes the listing to a collection's children.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListResourcesParams {
-    /// Where the previous page ended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<String>,
-    /// List only the direct children of this collection.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uri: Option<String>,
-    /// SEP-2564: list only the items that match (servers declaring
-    /// `resources.filtering`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub filter: Option<ListFilter>,
-    /// Request metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<RequestMeta>,
-}
-
-/// SEP-2564's `filter` on `resources/list` and `resources/templates/list`: glob patterns
-/// over names and URIs (a template's `uriTemplate`). The fields present are ANDed, the
-/// patterns within one field ORed; an absent or empty field does not filter.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListFilter {
-    /// Globs matched against each item's `name`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name_patterns: Option<Vec<String>>,
-    /// Globs matched against each item's `uri` (a template's `uriTemplate`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uri_patterns: Option<Vec<String>>,
-}
-
-impl ListFilter {
-    /// The `filtering.supported` value of a server that applies both fields.
-    pub const FIELDS: [&'static str; 2] = ["namePatterns", "uriPatterns"];
-
-    /// Whether no field filters anything (absent, or present and empty).
-    pub fn is_empty(&self) -> bool {
-        self.name_patterns.as_ref().is_none_or(Vec::is_empty)
-            && self.uri_patterns.as_ref().is_none_or(Vec::is_empty)
-    }
-}
-
-/// `resources/list` (and `resources/directory/read`) result. `R` is the item type: a
-/// [`Resource`], or for a server any type that serializes as one.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListResourcesResult<R = Resource> {
-    /// This page.
-    pub resources: Vec<R>,
-    /// Present when more pages follow.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// 2026-07-28: always `complete`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// 2026-07-28: freshness hint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// 2026-07-28: who may cache.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<ResultMeta>,
-}
-
-/// `resources/templates/list` params.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListResourceTemplatesParams {
-    /// Where the previous page ended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<String>,
-    /// SEP-2564: list only the templates that match.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub filter: Option<ListFilter>,
-    /// Request metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<RequestMeta>,
-}
-
-/// `resources/templates/list` result.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListResourceTemplatesResult {
-    /// This page.
-    pub resource_templates: Vec<ResourceTemplate>,
-    /// Present when more pages follow.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// 2026-07-28: always `complete`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// 2026-07-28: freshness hint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// 2026-07-28: who may cache.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<ResultMeta>,
-}
-
-/// Params naming one resource: `resources/metadata`, `resources/subscribe`,
-/// `resources/unsubscribe`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ResourceParams {
-    /// The resource.
-    pub uri: String,
-    /// Request metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<RequestMeta>,
-}
-
-/// `resources/read` params.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReadResourceParams {
-    /// The resource.
-    pub uri: String,
-    /// 2026-07-28 multi round-trip requests: answers to the server's input requests.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input_responses: Option<serde_json::Value>,
-    /// 2026-07-28 multi round-trip requests: state echoed from the server.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_state: Option<String>,
-    /// Request metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<RequestMeta>,
-}
-
-/// `resources/read` result.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReadResourceResult {
-    /// One entry per format of a document, or children of a collection.
-    pub contents: Vec<ResourceContents>,
-    /// 2026-07-28: always `complete`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// 2026-07-28: freshness hint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// 2026-07-28: who may cache.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<ResultMeta>,
-}
-
-/// The members of a read result other than `contents`.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ReadTail<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    result_type: &'a Option<ResultType>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ttl_ms: &'a Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cache_scope: &'a Option<CacheScope>,
-    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    meta: &'a Option<ResultMeta>,
-}
-
-impl ReadResourceResult {
-    /// Appends this result to `out` as compact JSON, writing each entry with
-    /// [`ResourceContents::write_json`].
-    pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        self.write_json_deferring(out, usize::MAX, &mut Vec::new())
-    }
-
-    /// [`ReadResourceResult::write_json`] leaving out the texts of at least `min` bytes
-    /// ([`ResourceContents::write_json_deferring`]).
-    pub fn write_json_deferring(
-        &self,
-        out: &mut Vec<u8>,
-        min: usize,
-        deferred: &mut Vec<Deferred>,
-    ) -> serde_json::Result<()> {
-        out.extend_from_slice(b"{\"contents\":[");
-        for (i, c) in self.contents.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            c.write_json_deferring(out, min, deferred)?;
-        }
-        out.push(b']');
-        let tail = ReadTail {
-            result_type: &self.result_type,
-            ttl_ms: &self.ttl_ms,
-            cache_scope: &self.cache_scope,
-            meta: &self.meta,
-        };
-        let start = out.len();
-        serde_json::to_writer(&mut *out, &tail)?;
-        if out.len() - start == 2 {
-            // `{}`: nothing more; close the result.
-            out.truncate(start);
-            out.push(b'}');
-        } else {
-            // `{"resultType":…}`: its members continue the result, its brace closes it.
-            out[start] = b',';
-        }
-        Ok(())
-    }
-}
-
-/// `resources/metadata` result (SEP-2093).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceMetadataResult {
-    /// The resource's metadata, without content.
-    pub resource: Resource,
-    /// 2026-07-28: always `complete`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<ResultMeta>,
-}
-
-/// `notifications/resources/updated` params.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ResourceUpdatedParams {
-    /// The resource that changed.
-    pub uri: String,
-    /// Its display title (the 2025-06-18 example carries it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Notification metadata (2026-07-28: the subscription id).
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<NotificationMeta>,
-}
-
-/// Params of notifications that carry nothing but `_meta`
-/// (`notifications/resources/list_changed`, `notifications/initialized`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct EmptyNotificationParams {
-    /// Notification metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<NotificationMeta>,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sep_2564_filter_params_decode_and_an_empty_filter_filters_nothing() {
-        let p: ListResourcesParams = serde_json::from_str(
-            r#"{"filter":{"namePatterns":["*.md"],"uriPatterns":["file:///docs/**"]}}"#,
-        )
-        .unwrap();
-        let f = p.filter.unwrap();
-        assert_eq!(f.name_patterns.as_deref(), Some(&["*.md".to_owned()][..]));
-        assert!(!f.is_empty());
-        let p: ListResourceTemplatesParams =
-            serde_json::from_str(r#"{"filter":{"namePatterns":[]}}"#).unwrap();
-        assert!(p.filter.unwrap().is_empty());
-        assert_eq!(
-            serde_json::to_value(ListResourcesParams::default()).unwrap(),
-            serde_json::json!({})
-        );
-    }
 
     #[test]
     fn resource_requires_uri_and_name_and_ignores_unknown_members() {
