@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use clap::Args;
 use futures_util::StreamExt;
-use rsrc::client::ClientError;
+use rsrc::client::{ClientError, anywhere};
 use rsrc::protocol::Resource;
 use rsrc::protocol::jsonrpc::ErrorCode;
 use rsrc::protocol::resources::ListFilter;
@@ -53,15 +53,6 @@ pub(crate) struct LsArgs {
 }
 /// `--filter`: case-insensitive globs over name, title, URI and MIME type.
 struct Filter(Option<globset::GlobSet>);
-
-/// A `--filter` pattern as a glob: a pattern without `*?[{` matches anywhere.
-fn anywhere(pattern: &str) -> String {
-    if pattern.contains(['*', '?', '[', '{']) {
-        pattern.to_owned()
-    } else {
-        format!("*{pattern}*")
-    }
-}
 
 impl Filter {
     fn new(patterns: &[String]) -> Result<Filter, Failure> {

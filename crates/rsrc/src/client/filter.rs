@@ -76,6 +76,16 @@ impl FilterRule {
     }
 }
 
+/// A search text as a glob: as it is when it holds a glob character (`*?[{`), else a
+/// glob matching it anywhere (`*text*`).
+pub fn anywhere(text: &str) -> String {
+    if text.contains(['*', '?', '[', '{']) {
+        text.to_owned()
+    } else {
+        format!("*{text}*")
+    }
+}
+
 /// The spellings of `glob` to send so that a case-sensitive server finds what a person
 /// typing it means: as typed, in lower case, in upper case, and capitalised (each once).
 pub fn spellings(glob: &str) -> Vec<String> {
