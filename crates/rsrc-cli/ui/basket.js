@@ -4,7 +4,7 @@
 // anything is read, and exports as one bundle (JSON with embedded resources, or Markdown),
 // read by the backend at export.
 
-import { h, clear, formatSize, formatCount, errorBox, displayName } from './dom.js';
+import { h, clear, append, formatSize, formatCount, errorBox, displayName } from './dom.js';
 import * as api from './api.js';
 
 /** Bytes per token, for the estimate. */
@@ -75,7 +75,7 @@ export class Basket {
       h('span', { class: 'hint' }, typeof resource.size === 'number' ? formatSize(resource.size) : 'size unknown'),
       h('span', { class: 'hint' }, this.handlers.serverLabel(server)),
       h('button', { type: 'button', 'aria-label': `Remove ${displayName(resource)}`, onclick: () => this.remove(key) }, '×'))));
-    clear(this.region).append(
+    append(clear(this.region), [
       h('h2', {}, 'Context basket'),
       h('p', { class: 'summary', role: 'status' },
         `${this.items.size} ${this.items.size === 1 ? 'resource' : 'resources'} · ${formatSize(bytes)} · about ${formatCount(tokens)} tokens`,
@@ -89,6 +89,6 @@ export class Basket {
         h('button', { type: 'button', disabled: !this.items.size, onclick: () => this.export('markdown') }, 'Export Markdown'),
         h('button', { type: 'button', disabled: !this.items.size, onclick: () => { this.items.clear(); this.render(); } }, 'Empty')),
       message ? h('p', { class: 'note', role: 'status' }, message) : null,
-      error ? errorBox(error, 'Export failed') : null);
+      error ? errorBox(error, 'Export failed') : null]);
   }
 }

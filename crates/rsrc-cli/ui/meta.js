@@ -49,7 +49,7 @@ export class Metadata {
     parts.push(h('h3', {}, listing ? 'As listed' : 'As read'));
     const shown = listing || fromRead;
     parts.push(shown ? fields(shown) : h('p', { class: 'note' }, 'Not listed.'));
-    const answer = h('section', { 'aria-label': 'Last answer' }, h('h3', {}, 'Last answer'));
+    const answer = h('div', { class: 'part' }, h('h3', {}, 'Last answer'));
     if (read) {
       answer.append(fields({
         ttlMs: read.ttlMs ?? '(none)',
@@ -62,7 +62,7 @@ export class Metadata {
       answer.append(errorBox(readError, 'resources/read'));
     }
     parts.push(answer);
-    const meta = h('section', { 'aria-label': 'resources/metadata' }, h('h3', {}, 'resources/metadata'), h('p', { class: 'note' }, 'Asking…'));
+    const meta = h('div', { class: 'part' }, h('h3', {}, 'resources/metadata'), h('p', { class: 'note' }, 'Asking…'));
     parts.push(meta);
     clear(this.region).append(...parts);
     try {
