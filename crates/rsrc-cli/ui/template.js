@@ -103,7 +103,7 @@ export function templateForm(server, template, variables, parseError, open) {
           },
         }, v)));
         const more = done.hasMore ? ` of ${done.total ?? 'more'}` : '';
-        note.textContent = done.values.length ? `${done.values.length}${more} suggestions` : 'no suggestions';
+        note.textContent = done.values.length ? `${done.values.length}${more} ${done.values.length === 1 ? 'suggestion' : 'suggestions'}` : 'no suggestions';
         list.hidden = done.values.length === 0;
         input.setAttribute('aria-expanded', String(!list.hidden));
         active = -1;
