@@ -38,9 +38,7 @@ enum Command {
     Config(hosts::ConfigArgs),
     /// Explore servers' resources in the browser: prints the page's URL (with its token)
     /// and serves it on loopback until interrupted. With no server, the bundled sample.
-    #[command(
-        override_usage = "rsrc ui [OPTIONS] [URL]... [-c COMMAND LINE]... [-- <COMMAND>...]"
-    )]
+    #[command(override_usage = "rsrc ui [OPTIONS] [URL]... [-c COMMAND LINE]... [-- <COMMAND>...]")]
     Ui(Box<ui::UiArgs>),
     /// Converts the file on stdin with one converter, for `rsrc serve` (which runs it
     /// under limits).
@@ -96,7 +94,7 @@ fn main() -> ExitCode {
                 }
             };
         }
-        Command::Ui(args) => ui::run(*args).map_err(|e| inspect::clean(&e.to_string()).into()),
+        Command::Ui(args) => ui::run(&args).map_err(|e| inspect::clean(&e.to_string()).into()),
         Command::ConvertWorker { name } => {
             let converters = rsrc_providers::fs::default_converters();
             return rsrc_providers::fs::convert_worker(&converters, &name);

@@ -87,7 +87,9 @@ impl Reads {
 
     fn get(&self, id: u64) -> Option<Arc<ReadResourceResult>> {
         let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-        kept.iter().find(|(i, _)| *i == id).map(|(_, r)| Arc::clone(r))
+        kept.iter()
+            .find(|(i, _)| *i == id)
+            .map(|(_, r)| Arc::clone(r))
     }
 }
 
@@ -219,7 +221,10 @@ pub(super) fn router(servers: Arc<Servers>, guard: Guard) -> axum::Router {
         .route("/api/bundle", post(bundle::export))
         .route("/api/events", get(events))
         .with_state(app)
-        .layer(axum::middleware::from_fn_with_state(guard, super::guard::check))
+        .layer(axum::middleware::from_fn_with_state(
+            guard,
+            super::guard::check,
+        ))
 }
 
 async fn index() -> Response {
@@ -228,15 +233,22 @@ async fn index() -> Response {
 
 async fn asset(Path(name): Path<String>) -> Response {
     match assets::get(&name) {
-        Some((content_type, bytes)) => {
-            ([(header::CONTENT_TYPE, content_type)], Bytes::from_static(bytes)).into_response()
-        }
+        Some((content_type, bytes)) => (
+            [(header::CONTENT_TYPE, content_type)],
+            Bytes::from_static(bytes),
+        )
+            .into_response(),
         None => ApiError::not_found("no such asset").into_response(),
     }
 }
 
 async fn servers_status(State(app): State<App>) -> Json<Value> {
-    let all: Vec<Value> = app.servers.all().iter().map(|s| json_of(&s.status())).collect();
+    let all: Vec<Value> = app
+        .servers
+        .all()
+        .iter()
+        .map(|s| json_of(&s.status()))
+        .collect();
     Json(json!({"servers": all}))
 }
 
@@ -250,7 +262,11 @@ struct WatchBody {
     uris: Vec<String>,
 }
 
-async fn watch(State(app): State<App>, Path(id): Path<usize>, Json(body): Json<WatchBody>) -> ApiResult {
+async fn watch(
+    State(app): State<App>,
+    Path(id): Path<usize>,
+    Json(body): Json<WatchBody>,
+) -> ApiResult {
     if body.uris.len() > 16 {
         return Err(ApiError::bad("at most 16 resources are watched at once"));
     }
@@ -300,7 +316,9 @@ async fn templates(State(app): State<App>, Query(q): Query<TemplatesQuery>) -> A
     let (slot, client) = app.client(q.server)?;
     let page = call(slot, client.list_templates(q.cursor)).await?;
     let entries: Vec<Value> = page.resource_templates.iter().map(template_entry).collect();
-    Ok(Json(json!({"templates": entries, "nextCursor": page.next_cursor})))
+    Ok(Json(
+        json!({"templates": entries, "nextCursor": page.next_cursor}),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -337,7 +355,11 @@ struct CompleteBody {
 
 async fn complete(State(app): State<App>, Json(body): Json<CompleteBody>) -> ApiResult {
     let (slot, client) = app.client(body.server)?;
-    let context = body.context.into_iter().filter(|(_, v)| !v.is_empty()).collect();
+    let context = body
+        .context
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .collect();
     let done = call(
         slot,
         client.complete(&body.template, &body.argument, &body.value, context),
@@ -358,7 +380,11 @@ fn entry(read: u64, index: usize, c: &rsrc::protocol::ResourceContents) -> Value
         Contents::Text(t) => (Some(t.as_str()), t.as_bytes()),
         Contents::Blob(b) => (None, b.as_ref()),
     };
-    let view = render::view(c.resource.mime_type.as_deref(), &c.resource.uri, text.is_some());
+    let view = render::view(
+        c.resource.mime_type.as_deref(),
+        &c.resource.uri,
+        text.is_some(),
+    );
     let mut e = json!({
         "index": index,
         "resource": &c.resource,
@@ -387,9 +413,15 @@ fn entry(read: u64, index: usize, c: &rsrc::protocol::ResourceContents) -> Value
 /// The entry shown first: the first, unless only another one can be shown as text (a PDF
 /// and its text).
 pub(super) fn first_shown(read: &ReadResourceResult) -> usize {
-    let first_is_bytes = read.contents.first().is_some_and(|c| c.body.as_text().is_none());
+    let first_is_bytes = read
+        .contents
+        .first()
+        .is_some_and(|c| c.body.as_text().is_none());
     if first_is_bytes
-        && let Some(i) = read.contents.iter().position(|c| c.body.as_text().is_some())
+        && let Some(i) = read
+            .contents
+            .iter()
+            .position(|c| c.body.as_text().is_some())
     {
         let first = &read.contents[0].resource;
         if render::view(first.mime_type.as_deref(), &first.uri, false) != View::Image {
@@ -445,7 +477,13 @@ fn file_name(uri: &str) -> String {
         .unwrap_or("");
     let safe: String = last
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(100)
         .collect();
     if safe.trim_matches(['.', '_']).is_empty() {
@@ -473,14 +511,20 @@ async fn content(
         Contents::Blob(b) => ("application/octet-stream", b),
     };
     let disposition = if q.download.is_some() {
-        format!("attachment; filename=\"{}\"", file_name(&entry.resource.uri))
+        format!(
+            "attachment; filename=\"{}\"",
+            file_name(&entry.resource.uri)
+        )
     } else {
         "attachment".to_owned()
     };
     let mut r = Response::new(Body::from(bytes));
     let h = r.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONTENT_CSP));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_CSP),
+    );
     if let Ok(v) = HeaderValue::from_str(&disposition) {
         h.insert(header::CONTENT_DISPOSITION, v);
     }
@@ -567,17 +611,28 @@ async fn search_one(slot: &Slot, glob: &str, matcher: &Matcher) -> Value {
         Err(e) => return json!({"server": slot.id, "error": e.body}),
     };
     let mut truncated = listed.truncated;
-    let mut resources: Vec<&Resource> =
-        listed.items.iter().filter(|r| matcher.resource(r)).collect();
+    let mut resources: Vec<&Resource> = listed
+        .items
+        .iter()
+        .filter(|r| matcher.resource(r))
+        .collect();
     if resources.len() > SEARCH_MAX {
         resources.truncate(SEARCH_MAX);
         truncated = true;
     }
     let templates = match client.list_all_templates(SEARCH_PAGES).await {
-        Ok(t) => t.items.into_iter().filter(|t| matcher.template(t)).collect(),
+        Ok(t) => t
+            .items
+            .into_iter()
+            .filter(|t| matcher.template(t))
+            .collect(),
         Err(_) => Vec::new(),
     };
-    let templates: Vec<Value> = templates.iter().take(SEARCH_MAX).map(template_entry).collect();
+    let templates: Vec<Value> = templates
+        .iter()
+        .take(SEARCH_MAX)
+        .map(template_entry)
+        .collect();
     json!({
         "server": slot.id,
         "byServer": by_server,
@@ -642,7 +697,10 @@ mod tests {
     #[test]
     fn download_names_are_reduced_to_safe_characters() {
         assert_eq!(file_name("file:///docs/report.pdf"), "report.pdf");
-        assert_eq!(file_name("x:///a/\"evil\r\nname\".sh?x=1"), "_evil__name_.sh");
+        assert_eq!(
+            file_name("x:///a/\"evil\r\nname\".sh?x=1"),
+            "_evil__name_.sh"
+        );
         assert_eq!(file_name("x:///"), "resource");
         assert_eq!(file_name("x:///.."), "resource");
     }

@@ -5,9 +5,21 @@
 
 /// Every asset: its name under `/assets/` (`index.html` is `/`), its type, its bytes.
 const ASSETS: &[(&str, &str, &[u8])] = &[
-    ("index.html", "text/html; charset=utf-8", include_bytes!("../../ui/index.html")),
-    ("app.css", "text/css; charset=utf-8", include_bytes!("../../ui/app.css")),
-    ("favicon.svg", "image/svg+xml", include_bytes!("../../ui/favicon.svg")),
+    (
+        "index.html",
+        "text/html; charset=utf-8",
+        include_bytes!("../../ui/index.html"),
+    ),
+    (
+        "app.css",
+        "text/css; charset=utf-8",
+        include_bytes!("../../ui/app.css"),
+    ),
+    (
+        "favicon.svg",
+        "image/svg+xml",
+        include_bytes!("../../ui/favicon.svg"),
+    ),
     ("main.js", JS, include_bytes!("../../ui/main.js")),
     ("api.js", JS, include_bytes!("../../ui/api.js")),
     ("dom.js", JS, include_bytes!("../../ui/dom.js")),

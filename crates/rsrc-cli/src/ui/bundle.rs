@@ -14,7 +14,7 @@ use rsrc::protocol::{Body, ResourceContents};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::api::{App, ApiError, BUNDLE_BYTES, BUNDLE_ITEMS, call, first_shown};
+use super::api::{ApiError, App, BUNDLE_BYTES, BUNDLE_ITEMS, call, first_shown};
 use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
@@ -78,7 +78,9 @@ async fn build(app: &App, request: Request) -> Result<Response, ApiError> {
             .ok_or_else(|| ApiError::bad(format!("there is no server {}", item.server)))?;
         let server = slot.label().to_owned();
         let outcome = if bytes >= BUNDLE_BYTES {
-            Err(format!("left out: the bundle is full ({BUNDLE_BYTES} bytes)"))
+            Err(format!(
+                "left out: the bundle is full ({BUNDLE_BYTES} bytes)"
+            ))
         } else {
             match slot.client() {
                 Err(e) => Err(ApiError::from(e).message()),
@@ -88,7 +90,9 @@ async fn build(app: &App, request: Request) -> Result<Response, ApiError> {
                         let entries = exported(read, &item.uri);
                         let size: usize = entries.iter().map(|c| c.body.len()).sum();
                         if bytes + size > BUNDLE_BYTES {
-                            Err(format!("left out: it would make the bundle larger than {BUNDLE_BYTES} bytes"))
+                            Err(format!(
+                                "left out: it would make the bundle larger than {BUNDLE_BYTES} bytes"
+                            ))
                         } else {
                             bytes += size;
                             Ok(entries)
@@ -105,7 +109,11 @@ async fn build(app: &App, request: Request) -> Result<Response, ApiError> {
     }
     let (body, content_type, name) = match request.format {
         Format::Json => (as_json(&reads), "application/json", "context.json"),
-        Format::Markdown => (as_markdown(&reads), "text/markdown; charset=utf-8", "context.md"),
+        Format::Markdown => (
+            as_markdown(&reads),
+            "text/markdown; charset=utf-8",
+            "context.md",
+        ),
     };
     let mut r = body.into_response();
     let h = r.headers_mut();
@@ -131,7 +139,7 @@ fn as_json(reads: &[Read]) -> String {
                         Body::Text(t) => resource["text"] = json!(t.as_str()),
                         Body::Blob(b) => {
                             resource["blob"] =
-                                json!(base64::engine::general_purpose::STANDARD.encode(b))
+                                json!(base64::engine::general_purpose::STANDARD.encode(b));
                         }
                     }
                     resources.push(json!({
@@ -216,7 +224,10 @@ mod tests {
     use rsrc::protocol::Resource;
 
     fn text(uri: &str, body: &str) -> ResourceContents {
-        ResourceContents::text(Resource::new(uri, "n").with_mime_type("text/markdown"), body)
+        ResourceContents::text(
+            Resource::new(uri, "n").with_mime_type("text/markdown"),
+            body,
+        )
     }
 
     #[test]
@@ -227,7 +238,10 @@ mod tests {
             outcome: Ok(vec![text("x:///a`b", "````\ncode\n````")]),
         }];
         let md = as_markdown(&reads);
-        assert!(md.contains("\n`````markdown\n````\ncode\n````\n`````\n"), "{md}");
+        assert!(
+            md.contains("\n`````markdown\n````\ncode\n````\n`````\n"),
+            "{md}"
+        );
         assert!(md.contains("## `x:///a b`"), "{md}");
     }
 
@@ -261,7 +275,10 @@ mod tests {
     fn a_document_is_exported_once_a_collection_whole() {
         let doc = ReadResourceResult {
             contents: vec![
-                ResourceContents::blob(Resource::new("x:///r.pdf", "r").with_mime_type("application/pdf"), vec![0u8]),
+                ResourceContents::blob(
+                    Resource::new("x:///r.pdf", "r").with_mime_type("application/pdf"),
+                    vec![0u8],
+                ),
                 text("x:///r.pdf", "the text"),
             ],
             ..Default::default()

@@ -189,7 +189,10 @@ async fn checked(guard: &Guard, request: Request<Body>, next: Next) -> Response 
 /// The headers of every answer; a raw content's own policy is kept.
 fn secure(headers: &mut HeaderMap) {
     if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
-        headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+        headers.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CSP),
+        );
     }
     let fixed = [
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
@@ -238,7 +241,12 @@ mod tests {
     #[test]
     fn hosts_are_ip_literals_or_localhost_with_our_port() {
         let g = guard();
-        for ok in ["127.0.0.1:4000", "localhost:4000", "[::1]:4000", "10.0.0.2:4000"] {
+        for ok in [
+            "127.0.0.1:4000",
+            "localhost:4000",
+            "[::1]:4000",
+            "10.0.0.2:4000",
+        ] {
             assert!(g.host_ok(ok), "{ok}");
         }
         for bad in [

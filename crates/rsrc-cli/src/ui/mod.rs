@@ -104,7 +104,7 @@ impl UiArgs {
 }
 
 /// Runs `rsrc ui` until interrupted.
-pub(crate) fn run(args: UiArgs) -> Result<(), Box<dyn std::error::Error>> {
+pub(crate) fn run(args: &UiArgs) -> Result<(), Box<dyn std::error::Error>> {
     let specs = args.specs()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -127,7 +127,7 @@ pub(crate) fn run(args: UiArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
         let guard = guard::Guard::new(addr.port())?;
         let url = guard.url(addr);
-        let servers = Servers::start(specs, options)?;
+        let servers = Servers::start(specs, &options)?;
         let app = api::router(Arc::clone(&servers), guard);
         {
             use std::io::Write as _;

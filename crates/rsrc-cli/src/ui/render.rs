@@ -108,7 +108,7 @@ fn sanitizer() -> ammonia::Builder<'static> {
             let v = value.trim_start().to_ascii_lowercase();
             match (element, attribute) {
                 // Images only from data: URLs (anything else would fetch from elsewhere).
-                ("img", "src") => v.starts_with("data:image/").then(|| Cow::Borrowed(value)),
+                ("img", "src") => v.starts_with("data:image/").then_some(Cow::Borrowed(value)),
                 // data: is for images only.
                 (_, "href" | "cite" | "longdesc") if v.starts_with("data:") => None,
                 _ => Some(Cow::Borrowed(value)),
@@ -209,22 +209,36 @@ mod tests {
         );
         assert!(html.contains("<h1>Title</h1>"), "{html}");
         for bad in [
-            "<script", "onerror", "javascript:", "data:text", "<iframe", "<style", "<svg", "<form",
-            "<input", "example.com/t.png",
+            "<script",
+            "onerror",
+            "javascript:",
+            "data:text",
+            "<iframe",
+            "<style",
+            "<svg",
+            "<form",
+            "<input",
+            "example.com/t.png",
         ] {
             assert!(!html.contains(bad), "{bad} in {html}");
         }
         assert!(html.contains("href=\"https://example.com/\""), "{html}");
         assert!(html.contains("href=\"guide/a.md\""), "{html}");
         assert!(html.contains("src=\"data:image/png;base64,"), "{html}");
-        assert!(html.contains("rel=\"noopener noreferrer nofollow\""), "{html}");
+        assert!(
+            html.contains("rel=\"noopener noreferrer nofollow\""),
+            "{html}"
+        );
     }
 
     #[test]
     fn views_follow_the_mime_type_then_the_extension() {
         assert_eq!(view(Some("text/markdown"), "x:a", true), View::Markdown);
         assert_eq!(view(None, "file:///a/b.MD", true), View::Markdown);
-        assert_eq!(view(Some("application/ld+json; charset=utf-8"), "x:a", true), View::Json);
+        assert_eq!(
+            view(Some("application/ld+json; charset=utf-8"), "x:a", true),
+            View::Json
+        );
         assert_eq!(view(Some("text/csv"), "x:a", true), View::Csv);
         assert_eq!(view(Some("text/plain"), "x:a.txt", true), View::Text);
         assert_eq!(view(Some("image/svg+xml"), "x:a", false), View::Image);

@@ -204,7 +204,11 @@ impl Slot {
         status
     }
 
-    fn set(&self, events: &broadcast::Sender<Event>, change: impl FnOnce(&mut (State, bool, Vec<String>))) {
+    fn set(
+        &self,
+        events: &broadcast::Sender<Event>,
+        change: impl FnOnce(&mut (State, bool, Vec<String>)),
+    ) {
         change(&mut lock(&self.state));
         let _ = events.send(Event::Status {
             status: Box::new(self.status()),
@@ -247,8 +251,9 @@ pub(super) struct Servers {
 fn label(spec: &Spec) -> String {
     match spec {
         Spec::Http(url) => crate::serve::redact(url),
-        Spec::Stdio(argv) => shlex::try_join(argv.iter().map(String::as_str))
-            .unwrap_or_else(|_| argv.join(" ")),
+        Spec::Stdio(argv) => {
+            shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| argv.join(" "))
+        }
         Spec::Sample => "bundled sample".into(),
     }
 }
@@ -265,7 +270,7 @@ fn sample() -> Result<rsrc::Server, String> {
 
 impl Servers {
     /// Starts supervising every server (connecting in the background).
-    pub(super) fn start(specs: Vec<Spec>, options: ClientOptions) -> Result<Arc<Servers>, String> {
+    pub(super) fn start(specs: Vec<Spec>, options: &ClientOptions) -> Result<Arc<Servers>, String> {
         let (events, _) = broadcast::channel(EVENT_QUEUE);
         let (stop, _) = watch::channel(false);
         let mut slots = Vec::with_capacity(specs.len());
@@ -327,7 +332,11 @@ impl Servers {
     }
 }
 
-async fn supervise(slot: Arc<Slot>, events: broadcast::Sender<Event>, mut stop: watch::Receiver<bool>) {
+async fn supervise(
+    slot: Arc<Slot>,
+    events: broadcast::Sender<Event>,
+    mut stop: watch::Receiver<bool>,
+) {
     loop {
         slot.set(&events, |s| *s = (State::Connecting, false, Vec::new()));
         let why = tokio::select! {
@@ -335,7 +344,9 @@ async fn supervise(slot: Arc<Slot>, events: broadcast::Sender<Event>, mut stop: 
             _ = stop.wait_for(|s| *s) => return,
         };
         tracing::info!(server = %slot.label, reason = %why, "disconnected");
-        slot.set(&events, |s| *s = (State::Disconnected(why), false, Vec::new()));
+        slot.set(&events, |s| {
+            *s = (State::Disconnected(why), false, Vec::new());
+        });
         tokio::select! {
             () = slot.retry.notified() => {}
             _ = stop.wait_for(|s| *s) => return,
@@ -360,7 +371,9 @@ async fn connect_and_run(slot: &Slot, events: &broadcast::Sender<Event>) -> Stri
         }
     };
     let live = watch.is_some();
-    slot.set(events, |s| *s = (State::Connected(client.clone()), live, Vec::new()));
+    slot.set(events, |s| {
+        *s = (State::Connected(client.clone()), live, Vec::new());
+    });
     let mut wanted = slot.wanted.subscribe();
     wanted.mark_changed();
     let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + PING_EVERY, PING_EVERY);
@@ -435,7 +448,11 @@ mod tests {
     #[test]
     fn labels_name_the_server_without_its_secrets() {
         assert_eq!(
-            label(&Spec::Stdio(vec!["rsrc".into(), "serve".into(), "a dir".into()])),
+            label(&Spec::Stdio(vec![
+                "rsrc".into(),
+                "serve".into(),
+                "a dir".into()
+            ])),
             "rsrc serve 'a dir'"
         );
         assert!(!label(&Spec::Http("http://u:pw@h/mcp".into())).contains("pw"));
