@@ -168,9 +168,18 @@ export class Preview {
     const progress = h('p', { class: 'progress', role: 'status' });
     const pre = h('pre', { class: 'text', tabindex: '0' });
     el.append(progress, pre);
+    // Text goes in as blocks ending at line ends; off-screen blocks are neither laid out
+    // nor painted (`content-visibility`), so a large text costs what is on screen.
+    let carry = '';
+    const put = (piece, last) => {
+      const text = carry + piece;
+      const cut = last ? text.length : text.lastIndexOf('\n') + 1;
+      carry = text.slice(cut);
+      if (cut > 0) pre.append(h('div', { class: 'chunk' }, text.slice(0, cut)));
+    };
     if (entry.text !== undefined) {
       for (let i = 0; i < entry.text.length; i += TEXT_AT_ONCE) {
-        pre.append(entry.text.slice(i, i + TEXT_AT_ONCE));
+        put(entry.text.slice(i, i + TEXT_AT_ONCE), i + TEXT_AT_ONCE >= entry.text.length);
         if (i + TEXT_AT_ONCE < entry.text.length) await nextFrame();
         if (gen !== this.generation) return;
       }
@@ -194,13 +203,13 @@ export class Preview {
       got += value.length;
       pending += decoder.decode(value, { stream: true });
       if (pending.length >= TEXT_PIECE) {
-        pre.append(pending);
+        put(pending, false);
         pending = '';
         progress.textContent = `Loading… ${formatSize(got)} of ${formatSize(entry.size)}`;
         await nextFrame();
       }
     }
-    pre.append(pending + decoder.decode());
+    put(pending + decoder.decode(), true);
     progress.textContent = `${formatSize(entry.size)}, all shown`;
   }
 

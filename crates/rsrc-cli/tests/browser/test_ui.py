@@ -219,3 +219,20 @@ def test_ls_filter_asks_a_server_that_filters(tmp_path):
         {'namePatterns': ['*guide*', '*GUIDE*', '*Guide*']},
         {'uriPatterns': ['*guide*', '*GUIDE*', '*Guide*']},
     ]
+
+
+def test_a_large_text_is_shown_progressively_with_its_size(page, ui, tmp_path):
+    root = tmp_path / 'big'
+    root.mkdir()
+    line = 'x' * 99 + '\n'
+    (root / 'big.txt').write_text(line * (10 * 1024 * 1024 // 100))
+    u = ui('--', RSRC, 'serve', str(root))
+    open_page(page, u)
+    item(page, 'big.txt').click()
+    region = preview(page)
+    expect(region.locator('.progress')).to_have_text('10.0 MiB, all shown', timeout=30000)
+    length = page.evaluate("() => document.querySelector('#preview pre.text').textContent.length")
+    assert length == len(line) * (10 * 1024 * 1024 // 100)
+    # The page answered while it filled: the search box still takes input.
+    page.get_by_role('searchbox').fill('big')
+    expect(page.get_by_role('list', name='Search results')).to_contain_text('big.txt')
