@@ -5,8 +5,9 @@
 //! - Each server has one supervising task, which alone connects, watches and decides the
 //!   status: `connecting`, `connected`, or `disconnected` with the reason. A server is
 //!   disconnected when its process exits, its connection closes, or it does not answer a
-//!   ping within [`PING_TIMEOUT`] (pinged every [`PING_EVERY`], and at once when a call
-//!   of the page failed for want of an answer); it is connected again only by a retry.
+//!   ping within [`PING_TIMEOUT`] (or the call timeout, if shorter; pinged every
+//!   [`PING_EVERY`], and at once when a call of the page failed for want of an answer);
+//!   it is connected again only by a retry.
 //! - A stdio server lives exactly as long as its connection: it is killed when the
 //!   connection is given up.
 //! - The subscriptions follow what the page has open ([`Slot::watch`]): one set per server,
@@ -376,6 +377,7 @@ async fn connect_and_run(slot: &Slot, events: &broadcast::Sender<Event>) -> Stri
     });
     let mut wanted = slot.wanted.subscribe();
     wanted.mark_changed();
+    let patience = PING_TIMEOUT.min(slot.options.request_timeout);
     let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + PING_EVERY, PING_EVERY);
     loop {
         tokio::select! {
@@ -402,19 +404,19 @@ async fn connect_and_run(slot: &Slot, events: &broadcast::Sender<Event>) -> Stri
                     Err(e) => tracing::info!(server = %slot.label, error = %e, "the server refused the subscriptions"),
                 }
             }
-            _ = ping.tick() => if let Err(why) = answers(&client).await { return why },
-            () = slot.suspect.notified() => if let Err(why) = answers(&client).await { return why },
+            _ = ping.tick() => if let Err(why) = answers(&client, patience).await { return why },
+            () = slot.suspect.notified() => if let Err(why) = answers(&client, patience).await { return why },
         }
     }
 }
 
-async fn answers(client: &Client) -> Result<(), String> {
-    match tokio::time::timeout(PING_TIMEOUT, client.ping()).await {
+async fn answers(client: &Client, patience: Duration) -> Result<(), String> {
+    match tokio::time::timeout(patience, client.ping()).await {
         Ok(Ok(())) | Ok(Err(ClientError::Rpc(_))) => Ok(()),
         Ok(Err(e)) => Err(format!("the server stopped answering: {e}")),
         Err(_) => Err(format!(
-            "the server did not answer a ping within {}s",
-            PING_TIMEOUT.as_secs()
+            "the server did not answer a ping within {}",
+            humantime::format_duration(patience)
         )),
     }
 }

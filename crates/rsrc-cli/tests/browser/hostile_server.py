@@ -6,7 +6,8 @@ error message it sends tries to run script in the page (each attempt sets
 `window.__pwned`). It speaks the 2025-11-25 revision (`server/discover` is refused, so
 clients fall back to `initialize`), declares SEP-2564 filtering and applies it (fnmatch
 globs: fields ANDed, patterns ORed), and logs every request it receives, one JSON line
-each, to the file named by HOSTILE_LOG. Reading `hostile:///die` makes it exit.
+each, to the file named by HOSTILE_LOG. Reading `hostile:///die` makes it exit, reading
+`hostile:///hang` makes it stop answering.
 """
 
 import base64
@@ -14,6 +15,7 @@ import fnmatch
 import json
 import os
 import sys
+import time
 
 PWN = 'window.__pwned=1'
 SCRIPT = f'<script>{PWN}</script>'
@@ -61,6 +63,7 @@ RESOURCES = [
      {'text': json.dumps({IMG: SCRIPT, 'list': [SCRIPT, {'deep': IMG}]})}),
     (resource('hostile:///error', f'error {IMG}', 'text/plain'), None),
     (resource('hostile:///die', 'die', 'text/plain'), None),
+    (resource('hostile:///hang', 'hang', 'text/plain'), None),
 ]
 
 PAGE = 3
@@ -98,6 +101,8 @@ def answer(method, params):
         uri = params.get('uri')
         if uri == 'hostile:///die':
             sys.exit(0)
+        if uri == 'hostile:///hang':
+            time.sleep(3600)
         if uri == 'hostile:///error':
             raise Failure(-32603, f'failed {IMG}', {'why': SCRIPT})
         if uri.startswith('hostile:///t/'):

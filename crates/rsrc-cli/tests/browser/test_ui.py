@@ -208,6 +208,33 @@ def test_a_server_that_dies_shows_disconnected_and_comes_back_on_retry(page, ui)
     expect(item(page, 'docs', exact=True)).to_be_visible()
 
 
+def test_a_server_that_hangs_shows_disconnected_after_the_timeout(page, ui):
+    u = ui('--timeout', '2s', '--', *HOSTILE)
+    open_page(page, u)
+    status = page.get_by_role('status').first
+    expect(status).to_contain_text('1 server connected')
+    item(page, 'hang', exact=True).click()
+    expect(preview(page).get_by_role('alert')).to_contain_text('did not answer in time', timeout=10000)
+    expect(status).to_contain_text('1 of 1 server disconnected', timeout=10000)
+    expect(page.locator('#servers')).to_contain_text('disconnected: the server stopped answering')
+    page.get_by_role('button', name='Retry').click()
+    expect(status).to_contain_text('1 server connected')
+
+
+def test_several_servers_are_one_tree_and_one_search(page, ui, tmp_path):
+    root = directory(tmp_path)
+    u = ui('-c', f'{RSRC} serve {root}', '--', *HOSTILE)
+    open_page(page, u)
+    expect(page.get_by_role('status').first).to_contain_text('2 servers connected')
+    expect(tree(page).get_by_role('treeitem', level=1)).to_have_count(2)
+    page.get_by_role('searchbox').fill('guide')
+    results = page.get_by_role('list', name='Search results')
+    expect(results).to_contain_text('file:///docs/guide.md')
+    expect(results).to_contain_text('hostile:///docs/guide.md')
+    expect(page.locator('#search-note')).to_contain_text('matched here')
+    expect(page.locator('#search-note')).to_contain_text('filtered by the server')
+
+
 def test_ls_filter_asks_a_server_that_filters(tmp_path):
     log = tmp_path / 'hostile.log'
     out = subprocess.run([RSRC, 'ls', '--json', '--filter', 'guide', '--', *HOSTILE], capture_output=True,
