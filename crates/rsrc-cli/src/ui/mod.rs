@@ -103,6 +103,22 @@ impl UiArgs {
     }
 }
 
+/// Ends on Ctrl-C, or on SIGTERM where there are signals.
+async fn interrupted() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
 /// Runs `rsrc ui` until interrupted.
 pub(crate) fn run(args: &UiArgs) -> Result<(), Box<dyn std::error::Error>> {
     let specs = args.specs()?;
@@ -140,12 +156,15 @@ pub(crate) fn run(args: &UiArgs) -> Result<(), Box<dyn std::error::Error>> {
         {
             tracing::warn!(error = %e, "cannot open the browser: open the URL yourself");
         }
+        // On Ctrl-C or SIGTERM: the event streams end (so the open pages let go), the
+        // connections close, and the stdio servers are killed.
+        let stopping = Arc::clone(&servers);
         axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
+            .with_graceful_shutdown(async move {
+                interrupted().await;
+                stopping.stop();
             })
             .await?;
-        servers.stop();
         Ok(())
     })
 }
