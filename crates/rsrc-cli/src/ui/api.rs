@@ -662,7 +662,9 @@ async fn search(State(app): State<App>, Query(q): Query<SearchQuery>) -> ApiResu
 }
 
 async fn events(State(app): State<App>) -> impl IntoResponse {
-    // First every server's status, then what happens.
+    // First every server's status, then what happens (subscribed before the statuses are
+    // taken, so no change falls between).
+    let rx = app.servers.subscribe();
     let first: Vec<super::servers::Event> = app
         .servers
         .all()
@@ -671,7 +673,6 @@ async fn events(State(app): State<App>) -> impl IntoResponse {
             status: Box::new(s.status()),
         })
         .collect();
-    let rx = app.servers.subscribe();
     let mut stopping = app.servers.stopping();
     let later = futures_util::stream::unfold(rx, |mut rx| async move {
         use tokio::sync::broadcast::error::RecvError;

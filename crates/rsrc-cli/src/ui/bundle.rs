@@ -145,7 +145,7 @@ fn as_json(reads: &[Read]) -> String {
                     resources.push(json!({
                         "type": "resource",
                         "resource": resource,
-                        "_meta": {"server": r.server},
+                        "_meta": {"rsrc/server": r.server},
                     }));
                 }
             }
@@ -265,7 +265,7 @@ mod tests {
         let v: Value = serde_json::from_str(&as_json(&reads)).unwrap();
         assert_eq!(
             v["resources"][0],
-            json!({"type":"resource","resource":{"uri":"x:///a","mimeType":"text/markdown","text":"A"},"_meta":{"server":"s"}})
+            json!({"type":"resource","resource":{"uri":"x:///a","mimeType":"text/markdown","text":"A"},"_meta":{"rsrc/server":"s"}})
         );
         assert_eq!(v["resources"][1]["resource"]["blob"], "AQI=");
         assert_eq!(v["errors"][0]["uri"], "x:///gone");
