@@ -9,6 +9,7 @@ mod hosts;
 mod inspect;
 mod sample;
 mod serve;
+mod ui;
 
 use std::process::ExitCode;
 
@@ -35,6 +36,10 @@ enum Command {
     /// Print what a host (Claude Desktop, Claude Code, VS Code, Cursor) needs to launch
     /// `rsrc serve` over stdio, with absolute paths.
     Config(hosts::ConfigArgs),
+    /// Explore servers' resources in the browser: prints the page's URL (with its token)
+    /// and serves it on loopback until interrupted. With no server, the bundled sample.
+    #[command(override_usage = "rsrc ui [OPTIONS] [URL]... [-c COMMAND LINE]... [-- <COMMAND>...]")]
+    Ui(Box<ui::UiArgs>),
     /// Converts the file on stdin with one converter, for `rsrc serve` (which runs it
     /// under limits).
     #[command(name = serve::CONVERT_WORKER, hide = true)]
@@ -89,6 +94,7 @@ fn main() -> ExitCode {
                 }
             };
         }
+        Command::Ui(args) => ui::run(&args).map_err(|e| inspect::clean(&e.to_string()).into()),
         Command::ConvertWorker { name } => {
             let converters = rsrc_providers::fs::default_converters();
             return rsrc_providers::fs::convert_worker(&converters, &name);

@@ -259,3 +259,49 @@ async fn a_server_sending_more_than_the_limit_is_refused_not_buffered() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_moves_to_other_uris_in_both_eras() {
+    let server = Server::builder("rsrc-client-test", "0.0.0")
+        .mount(
+            "w:",
+            ResourceSet::new()
+                .with_text(Resource::new("w:///a", "a"), "A")
+                .with_text(Resource::new("w:///b", "b"), "B")
+                .with_subscriptions(),
+        )
+        .build()
+        .unwrap();
+    let url = http_url(&server).await;
+    for era in [
+        EraPreference::Auto,
+        EraPreference::Legacy(ProtocolVersion::V2025_11_25),
+    ] {
+        let clients = [
+            Client::connect_http(&url, options(era)).await.unwrap(),
+            Client::in_memory(&server, options(era)).await.unwrap(),
+        ];
+        for client in clients {
+            let mut watch = client.watch(&["w:///a".into()], false).await.unwrap();
+            watch
+                .change(&client, &["w:///b".into(), "w:///nope".into()], false)
+                .await
+                .unwrap();
+            assert_eq!(watch.accepted(), ["w:///b"], "{era:?}");
+            // The GET stream (2025 HTTP) is opened in the background: retry until it
+            // carries. A change to `a` is no longer reported, so `b` comes first.
+            let mut seen = None;
+            for _ in 0..50 {
+                server.changes().updated("w:///a");
+                server.changes().updated("w:///b");
+                if let Ok(Some(change)) =
+                    tokio::time::timeout(Duration::from_millis(100), watch.next()).await
+                {
+                    seen = Some(change);
+                    break;
+                }
+            }
+            assert_eq!(seen, Some(Change::Updated("w:///b".into())), "{era:?}");
+        }
+    }
+}

@@ -5,14 +5,21 @@
 //! its depth and at `TREE_MAX_NODES` resources, marking where it stopped, so no server can
 //! make the command run or grow without bound. A listing cut short is printed with a
 //! warning on stderr, never silently.
+//!
+//! `--filter` on a server that declares SEP-2564 filtering of names and URIs (and without
+//! `--tree`) asks the server for the resources whose name or URI matches
+//! ([`rsrc::client::Client::search_resources`]) instead of listing everything; elsewhere
+//! (or with `--filter-here`) every resource is listed and matched here, on its title and
+//! MIME type too.
 
 use std::collections::BTreeMap;
 
 use clap::Args;
 use futures_util::StreamExt;
-use rsrc::client::ClientError;
+use rsrc::client::{ClientError, anywhere};
 use rsrc::protocol::Resource;
 use rsrc::protocol::jsonrpc::ErrorCode;
+use rsrc::protocol::resources::ListFilter;
 
 use super::target::{Session, Target};
 use super::{Failure, print_json, render, stdout_write, warn};
@@ -33,9 +40,13 @@ pub(crate) struct LsArgs {
     depth: usize,
     /// Keep resources whose name, title, URI or MIME type matches this glob
     /// (case-insensitive; a pattern without `*?[{` matches anywhere); repeatable, any
-    /// pattern may match.
+    /// pattern may match. A server that declares filtering (SEP-2564) is asked for the
+    /// names and URIs that match instead (titles and MIME types are then not searched).
     #[arg(long, value_name = "GLOB")]
     filter: Vec<String>,
+    /// Match `--filter` here on every resource listed, even if the server could filter.
+    #[arg(long, requires = "filter")]
+    filter_here: bool,
     /// Print JSON (an array of resources; with `--tree`, nested `children`).
     #[arg(long)]
     json: bool,
@@ -50,11 +61,7 @@ impl Filter {
         }
         let mut set = globset::GlobSetBuilder::new();
         for p in patterns {
-            let p = if p.contains(['*', '?', '[', '{']) {
-                p.clone()
-            } else {
-                format!("*{p}*")
-            };
+            let p = anywhere(p);
             let glob = globset::GlobBuilder::new(&p)
                 .case_insensitive(true)
                 .literal_separator(false)
@@ -93,6 +100,33 @@ pub(super) async fn run(a: LsArgs) -> Result<(), Failure> {
     if a.tree {
         return ls_tree(&s, a.uri, a.depth, &filter, a.json).await;
     }
+    let globs: Vec<String> = a
+        .filter
+        .iter()
+        .flat_map(|p| rsrc::client::spellings(&anywhere(p)))
+        .collect();
+    let by_server = ListFilter {
+        name_patterns: Some(globs.clone()),
+        uri_patterns: Some(globs.clone()),
+    };
+    if filter.active() && !a.filter_here && s.client.filters(&by_server) {
+        let found = s
+            .client
+            .search_resources(a.uri.as_deref(), &globs, s.max_pages)
+            .await?;
+        if found.truncated {
+            warn(&format!(
+                "the listing is incomplete: more than {} pages",
+                s.max_pages
+            ));
+        }
+        let items: Vec<Resource> = found
+            .items
+            .into_iter()
+            .filter(|r| filter.matches(r))
+            .collect();
+        return print_listing(&items, a.json);
+    }
     let mut items = Vec::new();
     let mut stream = std::pin::pin!(s.client.resources(a.uri.clone(), s.max_pages));
     while let Some(item) = stream.next().await {
@@ -110,10 +144,14 @@ pub(super) async fn run(a: LsArgs) -> Result<(), Failure> {
             Err(e) => return Err(e.into()),
         }
     }
-    if a.json {
-        print_json(&items)
+    print_listing(&items, a.json)
+}
+
+fn print_listing(items: &[Resource], json: bool) -> Result<(), Failure> {
+    if json {
+        print_json(items)
     } else {
-        stdout_write(render::resources_table(&items).as_bytes())
+        stdout_write(render::resources_table(items).as_bytes())
     }
 }
 

@@ -25,6 +25,7 @@ mod templates;
 mod watch;
 
 pub(crate) use render::clean;
+pub(crate) use target::{parse_era, parse_header};
 
 use std::io::Write;
 

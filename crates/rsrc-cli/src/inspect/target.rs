@@ -44,7 +44,7 @@ pub(crate) struct Target {
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
     max_pages: u32,
 }
-fn parse_era(s: &str) -> Result<EraPreference, String> {
+pub(crate) fn parse_era(s: &str) -> Result<EraPreference, String> {
     if s == "auto" {
         return Ok(EraPreference::Auto);
     }
@@ -55,7 +55,7 @@ fn parse_era(s: &str) -> Result<EraPreference, String> {
     }
 }
 
-fn parse_header(s: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_header(s: &str) -> Result<(String, String), String> {
     let (name, value) = s
         .split_once(':')
         .ok_or_else(|| "expected `Name: value`".to_owned())?;

@@ -16,11 +16,13 @@
 //! This file holds the client, its settings and errors, and the connection under it;
 //! beside it, `era.rs` picks the era when connecting, `calls.rs` has the typed calls
 //! (list, read, metadata, complete, ping), `paging.rs` the helpers that follow cursors,
+//! `filter.rs` listings narrowed by a SEP-2564 filter (by the server or here),
 //! `watch.rs` subscriptions and the changes they report, and `io.rs` and `http.rs` the
 //! byte-stream and Streamable HTTP connections.
 
 mod calls;
 mod era;
+mod filter;
 #[cfg(feature = "http-client")]
 mod http;
 mod io;
@@ -36,6 +38,7 @@ use rsrc_protocol::{Implementation, ProtocolVersion, RequestMeta, ServerCapabili
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use era::negotiate;
+pub use filter::{FilterRule, Filtered, anywhere, spellings};
 pub use io::Notification;
 pub use paging::Collected;
 pub use watch::{Change, Watch};

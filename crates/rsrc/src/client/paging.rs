@@ -138,7 +138,10 @@ where
 }
 
 /// Follows cursors: `fetch(cursor)` returns a page and the next cursor.
-async fn collect<T, F, Fut>(max_pages: usize, mut fetch: F) -> Result<Collected<T>, ClientError>
+pub(super) async fn collect<T, F, Fut>(
+    max_pages: usize,
+    mut fetch: F,
+) -> Result<Collected<T>, ClientError>
 where
     F: FnMut(Option<String>) -> Fut,
     Fut: std::future::Future<Output = Result<(Vec<T>, Option<String>), ClientError>>,
