@@ -400,7 +400,8 @@ async fn connect_and_run(slot: &Slot, events: &broadcast::Sender<Event>) -> Stri
                         let accepted = w.accepted().to_vec();
                         slot.set(events, |s| s.2 = accepted);
                     }
-                    Err(e @ (ClientError::Closed | ClientError::Timeout)) => return e.to_string(),
+                    Err(ClientError::Timeout) => return stopped_answering(slot.options.request_timeout),
+                    Err(e @ ClientError::Closed) => return e.to_string(),
                     Err(e) => tracing::info!(server = %slot.label, error = %e, "the server refused the subscriptions"),
                 }
             }
@@ -410,15 +411,21 @@ async fn connect_and_run(slot: &Slot, events: &broadcast::Sender<Event>) -> Stri
     }
 }
 
+/// Whether the server still answers a ping within `patience`; why not otherwise. A hung
+/// server reads the same whichever timeout noticed it first.
 async fn answers(client: &Client, patience: Duration) -> Result<(), String> {
     match tokio::time::timeout(patience, client.ping()).await {
         Ok(Ok(())) | Ok(Err(ClientError::Rpc(_))) => Ok(()),
+        Ok(Err(ClientError::Timeout)) | Err(_) => Err(stopped_answering(patience)),
         Ok(Err(e)) => Err(format!("the server stopped answering: {e}")),
-        Err(_) => Err(format!(
-            "the server did not answer a ping within {}",
-            humantime::format_duration(patience)
-        )),
     }
+}
+
+fn stopped_answering(within: Duration) -> String {
+    format!(
+        "the server stopped answering: no answer within {}",
+        humantime::format_duration(within)
+    )
 }
 
 async fn exited(child: &mut Option<tokio::process::Child>) -> String {
