@@ -17,6 +17,8 @@
 //!   reply, so rmcp keeps them on the request's stream; the session's own (a 2025
 //!   session's `updated` and `list_changed`) through a task per connection.
 //! - A request cancelled by rmcp (its token) is dropped, which cancels it in the engine.
+//! - A listen stream hears every change published after `listen` began, although rmcp
+//!   acknowledged it before the engine subscribed it (`replay.rs`).
 
 use std::sync::{Arc, OnceLock};
 
@@ -29,7 +31,10 @@ use rsrc::server::{Incoming, Outcome, Reply, Session};
 use rsrc::{Notifier, Server};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 use tokio::sync::mpsc;
+
+use crate::replay::ChangeLog;
 
 /// Notifications a 2025 session may have queued for its client (the engine's own bound
 /// for a connection: beyond it, changes coalesce in the listeners' outboxes).
@@ -142,24 +147,26 @@ fn meta_is_empty(meta: &RequestMetaObject) -> bool {
     meta.0.0.is_empty()
 }
 
-/// How a request ends when rmcp cancels it.
-pub(crate) enum OnCancel {
-    /// With an error (nothing is sent for a cancelled request anyway).
-    Fail,
-    /// With no reply at all (a listen stream: rmcp answers its end itself).
-    Quiet,
+/// What kind of request a call is.
+pub(crate) enum Mode<'a> {
+    /// A request: cancelled by rmcp, it fails (nothing is sent for it anyway).
+    Request,
+    /// A `subscriptions/listen` stream, which rmcp acknowledged before it began (when
+    /// `log` stood at `mark`): the engine's acknowledgement is not sent, and what the
+    /// stream missed until the engine subscribed it is; cancelled, it ends with no reply
+    /// (rmcp answers its end itself).
+    Listen { log: &'a ChangeLog, mark: u64 },
 }
 
 /// Runs `method` with `params` (an object; the request's `_meta` is added) on the engine,
-/// as the request `context` describes. `None`: rmcp cancelled it and `on_cancel` is
-/// `Quiet`.
+/// as the request `context` describes. `None`: a listen stream rmcp ended.
 pub(crate) async fn call<P: Serialize>(
     server: &Server,
     connection: &Connection,
     context: &RequestContext<RoleServer>,
     method: &str,
     params: &P,
-    on_cancel: OnCancel,
+    mode: Mode<'_>,
 ) -> Result<Option<Reply>, ErrorData> {
     let session = if is_modern(context) {
         Arc::new(Session::stateless(Notifier::discard()))
@@ -191,16 +198,24 @@ pub(crate) async fn call<P: Serialize>(
         Outcome::Running(fut) => fut,
     };
     drop(notifier);
-    let skip_ack = method == "subscriptions/listen";
-    let send = |bytes: Vec<u8>| async move {
-        if skip_ack && bytes_name_method(&bytes, ACKNOWLEDGED) {
-            // rmcp acknowledged the stream itself, before `listen` ran.
-            return;
-        }
-        if let Some(n) = notification(&bytes) {
-            let _ = context.peer.send_notification(n).await;
+    let send = |bytes: Vec<u8>| {
+        let mode = &mode;
+        async move {
+            let messages = match mode {
+                Mode::Listen { log, mark } => match acknowledgement(&bytes) {
+                    Some(ack) => ack.missed(log, *mark),
+                    None => vec![bytes],
+                },
+                Mode::Request => vec![bytes],
+            };
+            for bytes in messages {
+                if let Some(n) = notification(&bytes) {
+                    let _ = context.peer.send_notification(n).await;
+                }
+            }
         }
     };
+    let quiet = matches!(mode, Mode::Listen { .. });
     loop {
         tokio::select! {
             biased;
@@ -211,33 +226,83 @@ pub(crate) async fn call<P: Serialize>(
                 }
                 return match reply {
                     Some(reply) => Ok(Some(reply)),
-                    None => cancelled(on_cancel),
+                    None => cancelled(quiet),
                 };
             }
-            () = context.ct.cancelled() => return cancelled(on_cancel),
+            () = context.ct.cancelled() => return cancelled(quiet),
         }
     }
 }
 
-fn cancelled(on_cancel: OnCancel) -> Result<Option<Reply>, ErrorData> {
-    match on_cancel {
-        OnCancel::Quiet => Ok(None),
-        OnCancel::Fail => Err(ErrorData::new(
-            ErrorCode::INVALID_REQUEST,
-            "the request was cancelled",
-            None,
-        )),
+fn cancelled(quiet: bool) -> Result<Option<Reply>, ErrorData> {
+    if quiet {
+        return Ok(None);
     }
+    Err(ErrorData::new(
+        ErrorCode::INVALID_REQUEST,
+        "the request was cancelled",
+        None,
+    ))
 }
 
-/// Whether an encoded notification is `method` (without decoding the rest).
-fn bytes_name_method(bytes: &[u8], method: &str) -> bool {
+/// The engine's acknowledgement of a listen stream: what it subscribed, and the id its
+/// notifications carry.
+#[derive(serde::Deserialize)]
+struct Acknowledgement {
+    params: AcknowledgedParams,
+}
+
+#[derive(serde::Deserialize)]
+struct AcknowledgedParams {
+    notifications: rsrc::protocol::subscriptions::SubscriptionFilter,
+    #[serde(rename = "_meta")]
+    meta: Value,
+}
+
+/// `bytes` as the engine's acknowledgement, if it is one.
+fn acknowledgement(bytes: &[u8]) -> Option<Acknowledgement> {
     #[derive(serde::Deserialize)]
     struct Method<'a> {
         #[serde(borrow)]
         method: &'a str,
     }
-    serde_json::from_slice::<Method<'_>>(bytes).is_ok_and(|m| m.method == method)
+    let m = serde_json::from_slice::<Method<'_>>(bytes).ok()?;
+    if m.method != ACKNOWLEDGED {
+        return None;
+    }
+    serde_json::from_slice(bytes).ok()
+}
+
+impl Acknowledgement {
+    /// The notifications the stream missed since `mark` (the engine subscribed it just
+    /// before acknowledging: whatever comes later, the hub delivers).
+    fn missed(&self, log: &ChangeLog, mark: u64) -> Vec<Vec<u8>> {
+        let held = &self.params.notifications;
+        let uris = held.resource_subscriptions.as_deref().unwrap_or_default();
+        let lists = held.resources_list_changed == Some(true);
+        let (updated, list_changed) = log.missed(mark, uris, lists);
+        let meta = &self.params.meta;
+        let message = |method: &str, params: Value| {
+            let n = serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params});
+            serde_json::to_vec(&n).unwrap_or_default()
+        };
+        let mut out: Vec<Vec<u8>> = updated
+            .into_iter()
+            .map(|uri| {
+                message(
+                    "notifications/resources/updated",
+                    serde_json::json!({"uri": uri, "_meta": meta}),
+                )
+            })
+            .collect();
+        if list_changed {
+            out.push(message(
+                "notifications/resources/list_changed",
+                serde_json::json!({"_meta": meta}),
+            ));
+        }
+        out
+    }
 }
 
 /// The engine's error as rmcp's.
@@ -270,7 +335,7 @@ pub(crate) async fn request<P: Serialize, T: DeserializeOwned>(
     method: &str,
     params: &P,
 ) -> Result<T, ErrorData> {
-    match call(server, connection, context, method, params, OnCancel::Fail).await? {
+    match call(server, connection, context, method, params, Mode::Request).await? {
         Some(reply) => decode(reply),
         None => Err(ErrorData::internal_error("no reply", None)),
     }

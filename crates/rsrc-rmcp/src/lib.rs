@@ -42,6 +42,7 @@
 mod announced;
 mod convert;
 mod engine;
+mod replay;
 
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
@@ -103,6 +104,8 @@ struct Shared {
     /// The rmcp server's name and version, once `get_info` has been merged
     /// ([`Resources::merge_info`]): written as the serverInfo of 2026-07-28 results.
     server_info: OnceLock<Value>,
+    /// The last changes published, for listen streams (`replay.rs`).
+    log: Arc<replay::ChangeLog>,
 }
 
 impl Clone for Resources {
@@ -140,11 +143,17 @@ impl Resources {
     /// has been merged once.
     pub fn new(server: Server) -> Resources {
         let discovered = discover(&server);
+        let log = Arc::new(replay::ChangeLog::default());
+        let recorder = Arc::clone(&log);
+        server
+            .changes()
+            .on_change(move |event| recorder.record(event));
         Resources {
             shared: Arc::new(Shared {
                 server,
                 discovered,
                 server_info: OnceLock::new(),
+                log,
             }),
             connection: engine::Connection::default(),
         }
@@ -233,7 +242,7 @@ impl Resources {
     ) -> Result<ReadResourceResponse, ErrorData> {
         request.meta = None;
         let reply = self
-            .call(&context, "resources/read", &request, engine::OnCancel::Fail)
+            .call(&context, "resources/read", &request, engine::Mode::Request)
             .await?;
         let Some(reply) = reply else {
             return Err(ErrorData::internal_error("no reply", None));
@@ -342,13 +351,18 @@ impl Resources {
     /// `subscriptions/listen` (2026-07-28): runs the engine's stream for the accepted
     /// filter until rmcp ends it, its changes sent on the stream.
     pub async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mark = self.shared.log.mark();
         let params = json!({ "notifications": context.accepted() });
+        let mode = engine::Mode::Listen {
+            log: &self.shared.log,
+            mark,
+        };
         let reply = self
             .call(
                 context.request_context(),
                 "subscriptions/listen",
                 &params,
-                engine::OnCancel::Quiet,
+                mode,
             )
             .await?;
         match reply.as_ref().and_then(|r| r.error_object()) {
@@ -382,7 +396,7 @@ impl Resources {
             Some(_) => return CustomOutcome::NotServed(request, context),
         };
         let reply = self
-            .call(&context, &request.method, &params, engine::OnCancel::Fail)
+            .call(&context, &request.method, &params, engine::Mode::Request)
             .await;
         let reply = match reply {
             Ok(Some(reply)) => reply,
@@ -452,7 +466,7 @@ impl Resources {
         context: &RequestContext<RoleServer>,
         method: &str,
         params: &P,
-        on_cancel: engine::OnCancel,
+        mode: engine::Mode<'_>,
     ) -> Result<Option<rsrc::server::Reply>, ErrorData> {
         engine::call(
             &self.shared.server,
@@ -460,7 +474,7 @@ impl Resources {
             context,
             method,
             params,
-            on_cancel,
+            mode,
         )
         .await
     }
