@@ -78,11 +78,12 @@ pub use rsrc;
 #[cfg(feature = "macros")]
 pub use rsrc_rmcp_macros::resource_handler;
 
-/// The revisions the engine speaks: what `supported_protocol_versions` answers.
+/// The revisions the engine speaks, newest first as its `server/discover` lists them:
+/// what `supported_protocol_versions` answers.
 const REVISIONS: &[ProtocolVersion] = &[
-    ProtocolVersion::V_2025_06_18,
-    ProtocolVersion::V_2025_11_25,
     ProtocolVersion::V_2026_07_28,
+    ProtocolVersion::V_2025_11_25,
+    ProtocolVersion::V_2025_06_18,
 ];
 
 /// rsrc's resources, answered inside an rmcp `ServerHandler`: put one in your handler
