@@ -7,8 +7,18 @@
 //! cargo run -p rsrc-rmcp --example fs -- DIR                          # stdio
 //! cargo run -p rsrc-rmcp --example fs -- DIR --http 127.0.0.1:8080    # Streamable HTTP
 //! ```
+//!
+//! `--conformance-fixtures` also serves the `test://` resources of the official
+//! conformance suite's resource scenarios (`rsrc serve`'s fixture, the same file), as
+//! `scripts/rmcp` runs it.
 
 mod common;
+
+// `rsrc serve --conformance-fixtures`'s fixture; only its resources are reached here
+// (rmcp answers tools/list and prompts/list itself).
+#[allow(dead_code)]
+#[path = "../../rsrc-cli/src/conformance.rs"]
+mod conformance;
 
 use std::path::PathBuf;
 
@@ -36,16 +46,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
-    let (dirs, http) = common::args();
-    let [dir] = dirs.as_slice() else {
-        eprintln!("usage: fs DIR [--http ADDR]");
+    let (mut args, http) = common::args();
+    let fixtures = args.iter().any(|a| a == "--conformance-fixtures");
+    args.retain(|a| a != "--conformance-fixtures");
+    let [dir] = args.as_slice() else {
+        eprintln!("usage: fs DIR [--http ADDR] [--conformance-fixtures]");
         std::process::exit(2);
     };
     let dir = PathBuf::from(dir);
     let provider = FsProvider::new(vec![(default_root_name(&dir), dir)], FsConfig::default())?;
-    let server = rsrc::Server::builder("rsrc-rmcp-fs", "0.1.0")
-        .mount(PREFIX, provider)
-        .build()?;
+    let mut builder = rsrc::Server::builder("rsrc-rmcp-fs", "0.1.0").mount(PREFIX, provider);
+    if fixtures {
+        builder = conformance::mount(builder);
+    }
+    let server = builder.build()?;
     let handler = FsServer {
         resources: Resources::new(server),
     };
