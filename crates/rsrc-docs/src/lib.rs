@@ -35,3 +35,7 @@ pub mod performance {}
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/security.md")]
 pub mod security {}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/rmcp.md")]
+pub mod rmcp {}
