@@ -46,12 +46,17 @@ const REQUEST_QUEUE: usize = 64;
 
 const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 
+/// Whether `version` is 2026-07-28 or later (dates compare as strings).
+pub(crate) fn is_modern_version(version: &ProtocolVersion) -> bool {
+    version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()
+}
+
 /// Whether a request speaks 2026-07-28 or later: its `_meta` names it, or the rmcp
 /// connection is a stateless one that does.
-pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     context
         .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+        .is_some_and(|v| is_modern_version(&v))
 }
 
 /// What one rmcp connection keeps of the engine: the session its 2025 requests share.

@@ -375,9 +375,10 @@ impl Resources {
     /// Opens the connection's 2025 session when rmcp's handshake is done, so that list
     /// changes reach the client before its first resource request.
     pub fn on_initialized(&self, context: &NotificationContext<RoleServer>) {
-        let legacy = context.peer.peer_info().is_some_and(|info| {
-            info.protocol_version.as_str() < ProtocolVersion::V_2026_07_28.as_str()
-        });
+        let legacy = context
+            .peer
+            .peer_info()
+            .is_some_and(|info| !engine::is_modern_version(&info.protocol_version));
         if legacy {
             self.connection.session(&self.shared.server, &context.peer);
         }

@@ -60,6 +60,12 @@ async fn tools_and_resources_are_served_by_one_server() {
             .unwrap();
         let page: serde_json::Value = serde_json::from_str(text_of(&read.contents[0])).unwrap();
         assert_eq!(page["title"], "Project Roadmap", "{era:?}");
+        if era == Era::Modern {
+            // The rmcp server's name, not the engine's.
+            let meta = read.meta.as_ref().expect("a 2026-07-28 result has _meta");
+            let info = &meta.0["io.modelcontextprotocol/serverInfo"];
+            assert_eq!(info["name"], "hosted", "{meta:?}");
+        }
         client.cancel().await.unwrap();
     }
 }
