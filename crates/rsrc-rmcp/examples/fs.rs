@@ -40,7 +40,8 @@ impl ServerHandler for FsServer {
     }
 }
 
-#[tokio::main(flavor = "current_thread")]
+// rmcp runs each request on a task of its own: as rmcp's examples, on every core.
+#[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)

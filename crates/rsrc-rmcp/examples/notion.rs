@@ -83,7 +83,8 @@ impl ServerHandler for NotionServer {
     }
 }
 
-#[tokio::main(flavor = "current_thread")]
+// rmcp runs each request on a task of its own: as rmcp's examples, on every core.
+#[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (rest, http) = common::args();
     if !rest.is_empty() {
