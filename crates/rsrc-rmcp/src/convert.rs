@@ -1,6 +1,5 @@
-//! The engine's typed results as rmcp's: a read's contents without re-encoding them
-//! (texts handed over, blobs base64-encoded once: rmcp holds them as strings), and a
-//! listing's entries converted once each ([`Entries`]).
+//! The engine's typed read result as rmcp's, without re-encoding the contents: texts are
+//! handed over, blobs base64-encoded once (rmcp holds them as strings).
 //!
 //! Invariant: everything rmcp's types have a place for is carried, the rest (SEP-2093's
 //! metadata on contents: `name`, `title`, `size`, `annotations`, `resourceType`,
@@ -29,8 +28,18 @@ pub(crate) fn read_result(
     let mut out = ReadResourceResult::new(contents.into_iter().map(contents_of).collect());
     out.result_type = result_type.map(|_| ResultType::COMPLETE);
     out.ttl_ms = ttl_ms;
-    out.cache_scope = cache_scope.map(scope);
-    out.meta = result_meta(meta, server_info);
+    out.cache_scope = cache_scope.map(|s| match s {
+        rsrc::protocol::CacheScope::Public => CacheScope::Public,
+        rsrc::protocol::CacheScope::Private => CacheScope::Private,
+    });
+    out.meta = meta.and_then(|m| match serde_json::to_value(m) {
+        Ok(serde_json::Value::Object(map)) => {
+            let mut meta = MetaObject(map);
+            set_server_info(&mut meta, server_info);
+            Some(meta)
+        }
+        _ => None,
+    });
     out
 }
 
@@ -99,88 +108,4 @@ mod tests {
         );
         assert!(out.get("ttlMs").is_none(), "{out}");
     }
-}
-
-/// Listed resources as rmcp's `Resource`s, converted once per distinct entry: a listing
-/// hands out the same entries page after page (a provider encodes each once), so the
-/// conversion of an entry's JSON is kept, keyed by that JSON, and cloned after.
-///
-/// Invariant: a kept conversion is a function of its key alone, so it is never stale; the
-/// cache holds at most [`ENTRIES_KEPT`] entries (it starts over when full), hashed with a
-/// keyed hasher (entries hold names from the served data).
-#[derive(Debug, Default)]
-pub(crate) struct Entries {
-    kept: std::sync::Mutex<std::collections::HashMap<Box<[u8]>, rmcp::model::Resource>>,
-}
-
-/// The most entries [`Entries`] keeps (about 6 MiB for a file listing).
-pub(crate) const ENTRIES_KEPT: usize = 16 * 1024;
-
-impl Entries {
-    /// The page the engine answered (fitted to its revision) as rmcp's.
-    pub(crate) fn list_result(
-        &self,
-        result: resources::ListResourcesResult<rsrc::ListEntry>,
-        server_info: Option<&serde_json::Value>,
-    ) -> Result<rmcp::model::ListResourcesResult, serde_json::Error> {
-        let resources::ListResourcesResult {
-            resources,
-            next_cursor,
-            result_type,
-            ttl_ms,
-            cache_scope,
-            meta,
-        } = result;
-        let mut converted = Vec::with_capacity(resources.len());
-        let mut json = Vec::with_capacity(256);
-        {
-            let mut kept = self
-                .kept
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            for entry in &resources {
-                json.clear();
-                serde_json::to_writer(&mut json, entry)?;
-                if let Some(r) = kept.get(json.as_slice()) {
-                    converted.push(r.clone());
-                    continue;
-                }
-                let r: rmcp::model::Resource = serde_json::from_slice(&json)?;
-                if kept.len() >= ENTRIES_KEPT {
-                    kept.clear();
-                }
-                kept.insert(json.as_slice().into(), r.clone());
-                converted.push(r);
-            }
-        }
-        let mut out = rmcp::model::ListResourcesResult::with_all_items(converted);
-        out.next_cursor = next_cursor;
-        out.result_type = result_type.map(|_| ResultType::COMPLETE);
-        out.ttl_ms = ttl_ms;
-        out.cache_scope = cache_scope.map(scope);
-        out.meta = result_meta(meta, server_info);
-        Ok(out)
-    }
-}
-
-fn scope(s: rsrc::protocol::CacheScope) -> CacheScope {
-    match s {
-        rsrc::protocol::CacheScope::Public => CacheScope::Public,
-        rsrc::protocol::CacheScope::Private => CacheScope::Private,
-    }
-}
-
-/// A result's `_meta` as rmcp's, with `server_info` as its serverInfo.
-fn result_meta(
-    meta: Option<rsrc::protocol::ResultMeta>,
-    server_info: Option<&serde_json::Value>,
-) -> Option<MetaObject> {
-    meta.and_then(|m| match serde_json::to_value(m) {
-        Ok(serde_json::Value::Object(map)) => {
-            let mut meta = MetaObject(map);
-            set_server_info(&mut meta, server_info);
-            Some(meta)
-        }
-        _ => None,
-    })
 }

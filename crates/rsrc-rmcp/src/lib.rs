@@ -107,8 +107,6 @@ struct Shared {
     server_info: OnceLock<Value>,
     /// The last changes published, for listen streams (`replay.rs`).
     log: Arc<replay::ChangeLog>,
-    /// Listed resources already converted to rmcp's type.
-    entries: convert::Entries,
 }
 
 impl Clone for Resources {
@@ -157,7 +155,6 @@ impl Resources {
                 discovered,
                 server_info: OnceLock::new(),
                 log,
-                entries: convert::Entries::default(),
             }),
             connection: engine::Connection::default(),
         }
@@ -217,24 +214,10 @@ impl Resources {
     ) -> Result<ListResourcesResult, ErrorData> {
         let mut params = request.unwrap_or_default();
         params.meta = None;
-        let reply = self
-            .call(&context, "resources/list", &params, engine::Mode::Request)
-            .await?
-            .ok_or_else(|| ErrorData::internal_error("no reply", None))?;
-        if let Some(e) = reply.error_object() {
-            return Err(engine::error_data(e));
-        }
-        type Page = rsrc::protocol::resources::ListResourcesResult<rsrc::ListEntry>;
-        match reply.into_result::<Page>() {
-            Ok(page) => self
-                .shared
-                .entries
-                .list_result(page, self.shared.server_info.get())
-                .map_err(|e| {
-                    ErrorData::internal_error(format!("a listing rmcp cannot hold: {e}"), None)
-                }),
-            Err(reply) => engine::decode(reply),
-        }
+        let mut result: ListResourcesResult =
+            self.request(&context, "resources/list", &params).await?;
+        self.fix_meta(&mut result.meta);
+        Ok(result)
     }
 
     /// `resources/templates/list`.
