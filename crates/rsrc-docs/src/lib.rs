@@ -39,3 +39,7 @@ pub mod security {}
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/ui.md")]
 pub mod ui {}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/rmcp.md")]
+pub mod rmcp {}

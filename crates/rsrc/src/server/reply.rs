@@ -20,7 +20,8 @@ use rsrc_protocol::{Implementation, ProtocolVersion, ResultMeta, ResultType};
 use crate::budget::Reservation;
 
 /// A result that can write itself, with its response envelope, into an output buffer.
-pub(crate) trait EncodeResult: Send {
+/// (`Any`: an embedding takes the typed result back out, [`Reply::into_result`].)
+pub(crate) trait EncodeResult: Send + std::any::Any {
     /// Writes the response; a result holding texts may leave out those of at least `min`
     /// bytes, each recorded in `deferred` with where its escaped bytes go (the others
     /// leave nothing out).
@@ -226,6 +227,30 @@ impl Reply {
         }
     }
 
+    /// The typed result, fitted to the request's revision, for a transport that encodes
+    /// it itself (another SDK's server hosting this engine, as `rsrc-rmcp` does): `T` is
+    /// the result type of the method the reply answers (e.g.
+    /// [`ReadResourceResult`](rsrc_protocol::resources::ReadResourceResult) for
+    /// `resources/read`). An error response, or a result of another type, is handed back
+    /// unchanged. What the reply held of the budget of content in flight is given back
+    /// here: the caller's own encoding is not accounted.
+    pub fn into_result<T: 'static>(self) -> Result<T, Reply> {
+        match self.body {
+            Payload::Result(id, result) if (&*result as &dyn std::any::Any).is::<T>() => {
+                let any: Box<dyn std::any::Any> = result;
+                // The check above makes this a cast that cannot fail.
+                any.downcast::<T>().map(|t| *t).map_err(|_| {
+                    let e = ErrorObject::new(ErrorCode::INTERNAL_ERROR, "internal error");
+                    Reply::error(Some(id), e)
+                })
+            }
+            body => Err(Reply {
+                body,
+                hold: self.hold,
+            }),
+        }
+    }
+
     /// The error, if this is an error response.
     pub fn error_object(&self) -> Option<&ErrorObject> {
         match &self.body {
@@ -376,6 +401,29 @@ mod tests {
             bad.insert(vec![1u8], 1);
             jsonrpc::write_result(out, id, &bad)
         }
+    }
+
+    #[test]
+    fn a_typed_result_comes_back_out_and_anything_else_stays_a_reply() {
+        use rsrc_protocol::lifecycle::EmptyResult;
+        let reply = || Reply::result(RequestId::Number(3), EmptyResult::default());
+        assert_eq!(
+            reply().into_result::<EmptyResult>().unwrap(),
+            EmptyResult::default()
+        );
+        let other = reply().into_result::<String>().unwrap_err();
+        assert_eq!(other.id(), Some(&RequestId::Number(3)));
+        let mut out = Vec::new();
+        other.encode(&mut out);
+        assert_eq!(out, br#"{"jsonrpc":"2.0","id":3,"result":{}}"#);
+        let error = Reply::error(None, ErrorObject::new(ErrorCode::INTERNAL_ERROR, "x"));
+        assert!(
+            error
+                .into_result::<EmptyResult>()
+                .unwrap_err()
+                .error_object()
+                .is_some()
+        );
     }
 
     #[tokio::test]

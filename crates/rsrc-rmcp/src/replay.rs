@@ -1,0 +1,145 @@
+//! What a `subscriptions/listen` stream may have missed between rmcp's acknowledgement
+//! and the engine's subscription, sent once the engine has subscribed.
+//!
+//! rmcp acknowledges a stream itself, before `ServerHandler::listen` runs, where rsrc's
+//! own server acknowledges only once the stream is subscribed (and its provider sees
+//! every change: a watcher armed). A client may act on the acknowledgement at once, so a
+//! change could be published before the engine holds the stream's subscriptions. This
+//! module keeps the last changes published ([`ChangeLog`], fed by the change feed's
+//! observer, which runs before any listener hears of a change); `listen` marks where the
+//! log stood when it began, and once the engine has acknowledged (and so subscribed) the
+//! stream, the changes since that mark for what the stream holds are sent to it.
+//!
+//! Invariant: a change published after `listen` began reaches the stream, at worst
+//! twice; if more changes came than the log keeps, every subscribed URI is told to look
+//! again (and the list, if the stream follows it).
+
+use std::collections::VecDeque;
+use std::sync::{Mutex, PoisonError};
+
+use rsrc::ChangeEvent;
+
+/// How many changes the log keeps.
+const KEPT: usize = 1024;
+
+/// One change, as logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Logged {
+    Updated(String),
+    ListChanged,
+    /// Anything under this prefix may have changed.
+    Resync(String),
+}
+
+/// The last [`KEPT`] changes, numbered.
+#[derive(Debug, Default)]
+pub(crate) struct ChangeLog {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// The number the next change gets.
+    next: u64,
+    events: VecDeque<(u64, Logged)>,
+}
+
+impl ChangeLog {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records a change (the change feed's observer).
+    pub(crate) fn record(&self, event: ChangeEvent<'_>) {
+        let logged = match event {
+            ChangeEvent::Updated(uri) => Logged::Updated(uri.to_owned()),
+            ChangeEvent::ListChanged => Logged::ListChanged,
+            ChangeEvent::Resync(prefix) => Logged::Resync(prefix.to_owned()),
+            _ => Logged::Resync(String::new()),
+        };
+        let mut state = self.state();
+        let n = state.next;
+        state.next += 1;
+        if state.events.len() == KEPT {
+            state.events.pop_front();
+        }
+        state.events.push_back((n, logged));
+    }
+
+    /// Where the log stands.
+    pub(crate) fn mark(&self) -> u64 {
+        self.state().next
+    }
+
+    /// The notifications a stream holding `uris` (and list changes, if `lists`) should
+    /// have heard since `mark`: the URIs updated (each once) and whether the list
+    /// changed.
+    pub(crate) fn missed(&self, mark: u64, uris: &[String], lists: bool) -> (Vec<String>, bool) {
+        let state = self.state();
+        let lost = state.events.front().is_some_and(|(n, _)| *n > mark) && state.next > mark;
+        let mut updated: Vec<String> = Vec::new();
+        let mut list_changed = false;
+        let mut add = |uri: &String| {
+            if !updated.contains(uri) {
+                updated.push(uri.clone());
+            }
+        };
+        if lost {
+            uris.iter().for_each(&mut add);
+            return (updated, lists);
+        }
+        for (_, event) in state.events.iter().filter(|(n, _)| *n >= mark) {
+            match event {
+                Logged::Updated(uri) if uris.contains(uri) => add(uri),
+                Logged::Updated(_) => {}
+                Logged::ListChanged => list_changed = lists,
+                Logged::Resync(prefix) => {
+                    uris.iter()
+                        .filter(|u| u.starts_with(prefix.as_str()))
+                        .for_each(&mut add);
+                    list_changed = lists;
+                }
+            }
+        }
+        (updated, list_changed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_changes_after_the_mark_to_held_uris_are_missed() {
+        let log = ChangeLog::default();
+        log.record(ChangeEvent::Updated("a:1"));
+        let mark = log.mark();
+        log.record(ChangeEvent::Updated("a:2"));
+        log.record(ChangeEvent::Updated("a:3"));
+        log.record(ChangeEvent::Updated("a:2"));
+        log.record(ChangeEvent::ListChanged);
+        let held = ["a:1".to_owned(), "a:2".to_owned()];
+        assert_eq!(
+            log.missed(mark, &held, false),
+            (vec!["a:2".to_owned()], false)
+        );
+        assert!(log.missed(mark, &held, true).1);
+        assert_eq!(log.missed(log.mark(), &held, true), (vec![], false));
+    }
+
+    #[test]
+    fn a_resync_or_an_overflow_tells_every_held_uri() {
+        let log = ChangeLog::default();
+        let mark = log.mark();
+        log.record(ChangeEvent::Resync("a:"));
+        let held = ["a:1".to_owned(), "b:1".to_owned()];
+        assert_eq!(
+            log.missed(mark, &held, true),
+            (vec!["a:1".to_owned()], true)
+        );
+        for _ in 0..=KEPT {
+            log.record(ChangeEvent::Updated("c:1"));
+        }
+        assert_eq!(log.missed(mark, &held, false).0, held);
+    }
+}
