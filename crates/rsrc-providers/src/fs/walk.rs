@@ -401,6 +401,45 @@ pub(crate) fn files_after(
     after: Option<&RelPath>,
     limit: usize,
 ) -> io::Result<(Vec<Located>, bool)> {
+    let walked = select_files_after(scope, after, limit, None)?;
+    Ok((walked.files, walked.next.is_some()))
+}
+
+/// What a filtered walk keeps, and how much it may examine.
+pub(crate) struct Select<'a> {
+    /// Whether a file (in its directory) is kept.
+    pub(crate) file: &'a dyn Fn(&RelPath, &Entry) -> bool,
+    /// Whether the walk goes into a directory (by its path): a directory none of whose
+    /// files could be kept is passed over whole.
+    pub(crate) dir: &'a dyn Fn(&RelPath) -> bool,
+    /// Most entries (files and directories) examined.
+    pub(crate) scan: usize,
+}
+
+/// What a walk found.
+pub(crate) struct Walked {
+    /// The files kept, in walk order.
+    pub(crate) files: Vec<Located>,
+    /// Where the walk goes on, when it may: after this path.
+    pub(crate) next: Option<RelPath>,
+    /// Entries examined.
+    pub(crate) examined: usize,
+}
+
+/// Up to `limit` files after `after` in walk order that `select` keeps (every file
+/// without one), each with its directory, and where the walk goes on when more may
+/// follow. Without `select` that is the last file returned. With it, it is the last place
+/// the walk has passed: a file examined (kept or not), a directory passed over, or one
+/// walked to its end, since resuming after a directory's path skips what is below it. A
+/// filtered walk stops at the first such place once it has examined `select.scan`
+/// entries, so it may return fewer files, even none, with a place to go on from, which
+/// always lies beyond `after`.
+pub(crate) fn select_files_after(
+    scope: &Scope<'_>,
+    after: Option<&RelPath>,
+    limit: usize,
+    select: Option<&Select<'_>>,
+) -> io::Result<Walked> {
     // Resume: one frame per ancestor of the position, the deepest on top, each continuing
     // after the position's component at its level.
     let mut frames: Vec<Frame> = match after {
@@ -425,13 +464,26 @@ pub(crate) fn files_after(
         }
     };
     let mut out = Vec::with_capacity(limit.min(4096));
+    let mut examined = 0usize;
+    // The last place passed (see above).
+    let mut passed: Option<RelPath> = None;
     while let Some(frame) = frames.last_mut() {
         if frame.pending.is_empty() {
             let Some(after) = frame.fetch_after.take() else {
-                frames.pop();
+                let done = frames.pop();
+                if let Some(done) = done.filter(|f| select.is_some() && !f.dir.is_root()) {
+                    passed = Some(Arc::unwrap_or_clone(done.dir));
+                }
                 continue;
             };
-            let want = (limit - out.len()).max(16) + 1;
+            // A filtered walk reads more at once: most of what it reads is not kept.
+            let wanted = limit - out.len();
+            let want = match select {
+                None => wanted,
+                Some(sel) => wanted.max(sel.scan.saturating_sub(examined).min(4096)),
+            }
+            .max(16)
+                + 1;
             let batch = match next_entries(scope, &frame.dir, after.as_deref(), want) {
                 Err(e) if scope.cached_only && e.kind() == io::ErrorKind::WouldBlock => {
                     return Err(e);
@@ -443,32 +495,67 @@ pub(crate) fn files_after(
                 frame.fetch_after = batch.last().map(|e| Some(e.name.to_os_string()));
             }
             if batch.is_empty() {
-                frames.pop();
+                frame.fetch_after = None;
                 continue;
             }
             frame.pending = batch.into();
         }
+        if let Some(sel) = select
+            && examined >= sel.scan
+            && passed.is_some()
+        {
+            return Ok(Walked {
+                files: out,
+                next: passed,
+                examined,
+            });
+        }
         let Some(entry) = frame.pending.pop_front() else {
             continue;
         };
+        examined += 1;
+        let path = || frame.dir.join(&entry.name);
         match entry.kind {
             Kind::Dir => {
-                let dir = Arc::new(frame.dir.join(&entry.name));
-                frames.push(Frame {
-                    dir,
-                    pending: VecDeque::new(),
-                    fetch_after: Some(None),
-                });
+                let dir = path();
+                if select.is_none_or(|sel| (sel.dir)(&dir)) {
+                    frames.push(Frame {
+                        dir: Arc::new(dir),
+                        pending: VecDeque::new(),
+                        fetch_after: Some(None),
+                    });
+                } else {
+                    passed = Some(dir);
+                }
             }
             Kind::File => {
+                if select.is_some_and(|sel| !(sel.file)(&frame.dir, &entry)) {
+                    passed = Some(path());
+                    continue;
+                }
                 if out.len() == limit {
-                    return Ok((out, true));
+                    let next = match select {
+                        Some(_) => passed,
+                        None => out.last().map(|(dir, e): &Located| dir.join(&e.name)),
+                    };
+                    return Ok(Walked {
+                        files: out,
+                        next,
+                        examined,
+                    });
+                }
+                if select.is_some() {
+                    passed = Some(path());
                 }
                 out.push((Arc::clone(&frame.dir), entry));
             }
         }
     }
-    Ok((out, false))
+    Ok(Walked {
+        files: out,
+        next: None,
+        examined,
+    })
 }
 
 #[cfg(test)]
