@@ -25,7 +25,7 @@ use crate::server::Server;
 
 /// Most provider calls one filtered page makes (a provider that ignores the filter
 /// returns pages the engine thins out, so it is asked again while the page is not full).
-const FILTER_CALLS: usize = 64;
+const FILTER_CALLS: usize = 128;
 
 /// The hint of a page assembled from several providers: the shortest freshness and the
 /// narrowest scope.
