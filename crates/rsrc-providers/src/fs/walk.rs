@@ -562,6 +562,93 @@ pub(crate) fn select_files_after(
 mod tests {
     use super::*;
 
+    /// A tree of nested directories with files, some in directories a filter skips.
+    fn tree(root: &std::path::Path) {
+        for d in ["a", "a/b", "a/b/c", "a/skip", "a/skip/deeper", "d", "e/f/g", "h"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        for (i, d) in ["", "a", "a/b", "a/b/c", "a/skip", "a/skip/deeper", "d", "e/f/g"]
+            .iter()
+            .enumerate()
+        {
+            for j in 0..7 {
+                std::fs::write(root.join(d).join(format!("f{i}{j}")), "").unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn a_filtered_walk_returns_what_the_filter_keeps_of_the_whole_walk_page_by_page() {
+        let dir = tempfile::tempdir().unwrap();
+        tree(dir.path());
+        let handle = Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
+        let filter = Filter::new(&super::super::filter::FilterConfig::standard()).unwrap();
+        let cache = DirCache::new(1000, std::time::Duration::from_secs(60));
+        for cached in [false, true] {
+            let scope = Scope {
+                index: 0,
+                dir: &handle,
+                filter: &filter,
+                cache: cached.then_some(&cache),
+                cached_only: false,
+                scanned: Cell::new(false),
+                uncached: Cell::new(false),
+            };
+            let path_of = |(d, e): &Located| d.join(&e.name);
+            // Where a position lies in walk order: a directory's (one walked to its end,
+            // or passed over) after everything below it.
+            let order = |p: &RelPath| {
+                let mut key = p.components().to_vec();
+                if dir.path().join(p.to_path()).is_dir() {
+                    key.push(std::os::unix::ffi::OsStringExt::from_vec(vec![0xFF]));
+                }
+                key
+            };
+            let all: Vec<RelPath> = select_files_after(&scope, None, 1000, None)
+                .unwrap()
+                .files
+                .iter()
+                .map(path_of)
+                .collect();
+            let file = |_: &RelPath, e: &Entry| e.name.as_encoded_bytes().ends_with(b"3");
+            let enter = |d: &RelPath| d.name().is_none_or(|n| n != "skip");
+            let kept: Vec<RelPath> = all
+                .iter()
+                .filter(|p| p.name().unwrap().as_encoded_bytes().ends_with(b"3"))
+                .filter(|p| !p.components().iter().any(|c| c == "skip"))
+                .cloned()
+                .collect();
+            assert_eq!(kept.len(), 6);
+            for (scan, limit) in [(1, 1), (2, 1), (3, 2), (5, 1), (8, 3), (100, 2), (1000, 100)] {
+                let select = Select {
+                    file: &file,
+                    dir: &enter,
+                    scan,
+                };
+                let (mut seen, mut pos, mut pages) = (Vec::new(), None::<RelPath>, 0);
+                loop {
+                    let walked = select_files_after(&scope, pos.as_ref(), limit, Some(&select))
+                        .unwrap();
+                    assert!(walked.files.len() <= limit);
+                    seen.extend(walked.files.iter().map(path_of));
+                    pages += 1;
+                    assert!(pages < 200, "scan {scan}, limit {limit}: the walk does not end");
+                    match walked.next {
+                        Some(next) => {
+                            assert!(
+                                pos.as_ref().is_none_or(|p| order(&next) > order(p)),
+                                "scan {scan}: the walk moves on from {pos:?} to {next:?}"
+                            );
+                            pos = Some(next);
+                        }
+                        None => break,
+                    }
+                }
+                assert_eq!(seen, kept, "scan {scan}, limit {limit}, cached {cached}");
+            }
+        }
+    }
+
     #[test]
     fn metadata_read_on_several_threads_stays_with_its_own_entry() {
         let dir = tempfile::tempdir().unwrap();
