@@ -739,9 +739,10 @@ async fn sep_2564_filters_the_catalog_and_rows_within_bounded_pages_in_both_eras
     else {
         return;
     };
-    let provider = PostgresProvider::connect(Some("shop".into()), &db.url, PostgresConfig::default())
-        .await
-        .expect("the provider connects");
+    let provider =
+        PostgresProvider::connect(Some("shop".into()), &db.url, PostgresConfig::default())
+            .await
+            .expect("the provider connects");
     let prefix = provider.prefix().to_owned();
     let server = common::server_at(&prefix, provider, 4);
     for v in ProtocolVersion::ALL {
@@ -755,8 +756,11 @@ async fn sep_2564_filters_the_catalog_and_rows_within_bounded_pages_in_both_eras
             params
         };
         // The catalog: names, URIs, both (ANDed), several patterns (ORed).
-        let (orders, _) =
-            filtered_walk(&mut peer, walk(json!({"namePatterns": ["orders", "log"]}), None)).await;
+        let (orders, _) = filtered_walk(
+            &mut peer,
+            walk(json!({"namePatterns": ["orders", "log"]}), None),
+        )
+        .await;
         assert_eq!(orders, ["db://shop/app/log", "db://shop/app/orders"], "{v}");
         let (schemas, _) = filtered_walk(
             &mut peer,
@@ -768,19 +772,28 @@ async fn sep_2564_filters_the_catalog_and_rows_within_bounded_pages_in_both_eras
         .await;
         assert_eq!(
             schemas,
-            ["db://shop/public/big/$schema", "db://shop/public/users/$schema"],
+            [
+                "db://shop/public/big/$schema",
+                "db://shop/public/users/$schema"
+            ],
             "{v}"
         );
         let (app, _) = filtered_walk(
             &mut peer,
-            walk(json!({"uriPatterns": ["db://shop/app/n*"]}), Some("db://shop/app")),
+            walk(
+                json!({"uriPatterns": ["db://shop/app/n*"]}),
+                Some("db://shop/app"),
+            ),
         )
         .await;
         assert_eq!(app, ["db://shop/app/names"], "{v}");
         // Rows: 25,000 examined 10,000 a page, what matches found wherever it is.
         let (rows, pages) = filtered_walk(
             &mut peer,
-            walk(json!({"namePatterns": ["2499?", "7"]}), Some("db://shop/public/big")),
+            walk(
+                json!({"namePatterns": ["2499?", "7"]}),
+                Some("db://shop/public/big"),
+            ),
         )
         .await;
         let mut want = vec!["db://shop/public/big/7".to_owned()];
@@ -791,16 +804,25 @@ async fn sep_2564_filters_the_catalog_and_rows_within_bounded_pages_in_both_eras
         let first = peer
             .call(
                 "resources/list",
-                walk(json!({"namePatterns": ["1*"]}), Some("db://shop/public/big")),
+                walk(
+                    json!({"namePatterns": ["1*"]}),
+                    Some("db://shop/public/big"),
+                ),
             )
             .await;
-        let mut other = walk(json!({"namePatterns": ["2*"]}), Some("db://shop/public/big"));
+        let mut other = walk(
+            json!({"namePatterns": ["2*"]}),
+            Some("db://shop/public/big"),
+        );
         other["cursor"] = first["result"]["nextCursor"].clone();
         assert!(other["cursor"].is_string(), "{first}");
         let refused = peer.call("resources/list", other).await;
         assert_eq!(refused["error"]["code"], -32602, "{v}: {refused}");
         let bad = peer
-            .call("resources/list", walk(json!({"uriPatterns": ["db://[x"]}), None))
+            .call(
+                "resources/list",
+                walk(json!({"uriPatterns": ["db://[x"]}), None),
+            )
             .await;
         assert_eq!(bad["error"]["code"], -32602, "{v}: {bad}");
     }

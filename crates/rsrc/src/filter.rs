@@ -24,23 +24,24 @@
 //! alternatives, since a field already takes several patterns.
 //!
 //! A field holds at most [`MAX_PATTERNS`] patterns of at most [`MAX_PATTERN_BYTES`] bytes,
-//! none empty; a pattern that breaks a rule or does not parse (an unclosed `[`, a range
-//! `z-a`, a `\` at the end) is refused, and the request is answered with `-32602`
-//! naming the field, the pattern's index and why.
+//! none empty. A pattern that breaks a rule, does not parse (an unclosed `[`, a range
+//! `z-a`, a `\` at the end) or is too complex (compiled, over 64 KiB: about a hundred
+//! wildcards) is refused, and the request is answered with `-32602` naming the field, the
+//! pattern's index and why.
 //!
 //! # Bounded work
 //!
 //! A filter that matches little must not make one request walk a whole tree. A filtered
-//! page examines at most [`Filter::scan`] candidates (and the engine makes a bounded
-//! number of provider calls): it may come back short, or empty, with a cursor that goes
-//! on after the last candidate examined. [`page`] is that rule over a keyset walk, for
+//! page examines at most [`Filter::scan`] candidates, 10,000, fewer with many patterns
+//! (and the engine makes a bounded number of provider calls): it may come back short, or
+//! empty, with a cursor that goes on after the last candidate examined. [`page`] is that rule over a keyset walk, for
 //! providers that apply the filter in their own walk (`ListRequest::filter`); the engine
 //! applies it to whatever a provider returns, so a provider that ignores it is still
 //! correct.
 //!
-//! Invariants: matching is linear in the text (the patterns become one `regex` per field,
-//! whose matching never backtracks); a cursor is bound to the filter it was issued under
-//! ([`Filter::key`] is part of its sealed scope).
+//! Invariants: matching is linear in the text (each pattern becomes one `regex`, whose
+//! matching never backtracks, compiled within a size limit); a cursor is bound to the
+//! filter it was issued under ([`Filter::key`] is part of its sealed scope).
 
 use std::fmt;
 
@@ -54,11 +55,18 @@ use crate::provider::ListEntry;
 /// Most patterns in one field of a filter.
 pub const MAX_PATTERNS: usize = 32;
 /// Longest pattern, in bytes.
-pub const MAX_PATTERN_BYTES: usize = 1024;
-/// Most candidates one filtered page examines by default.
-pub const DEFAULT_SCAN: usize = 10_000;
-/// Largest compiled form of one field's patterns.
-const COMPILED_LIMIT: usize = 1 << 20;
+pub const MAX_PATTERN_BYTES: usize = 512;
+/// Most candidates one filtered page examines.
+pub const MAX_SCAN: usize = 10_000;
+/// Most (candidate, pattern) pairs one filtered page matches: with many patterns a page
+/// examines fewer candidates, at least [`MIN_SCAN`]. Matching one pattern costs a few
+/// nanoseconds per character of the text; this keeps a page's matching within tens of
+/// milliseconds for ordinary names and URIs, whatever the patterns.
+const MATCH_BUDGET: usize = 40_000;
+/// Fewest candidates a filtered page examines (unless told fewer, [`Filter::with_scan`]).
+pub const MIN_SCAN: usize = 1_000;
+/// Largest compiled form of one pattern.
+const COMPILED_LIMIT: usize = 64 << 10;
 
 /// Why a filter was refused: the field, the pattern (by index) when one is to blame, and
 /// the reason. Its text names all three: `filter.namePatterns[1] "[a": a "[" is not
@@ -102,7 +110,9 @@ enum Text {
 /// The compiled patterns of one field.
 #[derive(Debug, Clone)]
 struct Field {
-    regex: Regex,
+    /// One anchored regex per pattern: the automata of patterns ORed together multiply
+    /// (a lazy DFA over 32 patterns with stars thrashes), one per pattern stays small.
+    regexes: Vec<Regex>,
     /// Each pattern's literal start (up to its first wildcard), for [`Filter::may_match_below`].
     starts: Vec<String>,
 }
@@ -148,23 +158,31 @@ impl Filter {
             uri_patterns: uris.as_ref().and(filter.uri_patterns.clone()),
         };
         let key = serde_json::to_string(&normal).unwrap_or_default();
+        let patterns = [&names, &uris]
+            .iter()
+            .filter_map(|f| f.as_ref())
+            .map(|f| f.regexes.len())
+            .sum::<usize>();
         Ok(Some(Filter {
             names,
             uris,
             key,
-            scan: DEFAULT_SCAN,
+            scan: (MATCH_BUDGET / patterns.max(1)).clamp(MIN_SCAN, MAX_SCAN),
         }))
     }
 
-    /// The same filter examining at most `scan` (at least 1) candidates per page.
+    /// The same filter examining at most `scan` (at least 1) candidates per page, or its
+    /// own bound if that is fewer.
     #[must_use]
     pub fn with_scan(mut self, scan: usize) -> Filter {
-        self.scan = scan.max(1);
+        self.scan = self.scan.min(scan).max(1);
         self
     }
 
-    /// Most candidates one page examines: a provider applying the filter stops there and
-    /// returns what it found, with the position after the last candidate it examined.
+    /// Most candidates one page examines: [`MAX_SCAN`], fewer with many patterns (at most
+    /// 40,000 candidate-pattern pairs, at least [`MIN_SCAN`] candidates). A provider
+    /// applying the filter stops there and returns what it found, with the position after
+    /// the last candidate it examined.
     pub fn scan(&self) -> usize {
         self.scan
     }
@@ -181,12 +199,12 @@ impl Filter {
 
     /// Whether `name` matches `namePatterns` (true without them).
     pub fn matches_name(&self, name: &str) -> bool {
-        self.names.as_ref().is_none_or(|f| f.regex.is_match(name))
+        self.names.as_ref().is_none_or(|f| f.is_match(name))
     }
 
     /// Whether `uri` matches `uriPatterns` (true without them).
     pub fn matches_uri(&self, uri: &str) -> bool {
-        self.uris.as_ref().is_none_or(|f| f.regex.is_match(uri))
+        self.uris.as_ref().is_none_or(|f| f.is_match(uri))
     }
 
     /// Whether an item named `name` at `uri` (a template's `uriTemplate`) matches.
@@ -223,7 +241,13 @@ impl Filter {
     }
 }
 
-/// One field's patterns as one anchored regex; `None` when the field does not filter.
+impl Field {
+    fn is_match(&self, text: &str) -> bool {
+        self.regexes.iter().any(|r| r.is_match(text))
+    }
+}
+
+/// One field's patterns compiled; `None` when the field does not filter.
 fn compile(
     field: &'static str,
     patterns: Option<&[String]>,
@@ -242,7 +266,7 @@ fn compile(
             ),
         });
     }
-    let mut alternatives = Vec::with_capacity(patterns.len());
+    let mut regexes = Vec::with_capacity(patterns.len());
     let mut starts = Vec::with_capacity(patterns.len());
     for (i, pattern) in patterns.iter().enumerate() {
         let refuse = |why: &str| {
@@ -267,18 +291,15 @@ fn compile(
                 pattern.len()
             )));
         }
-        alternatives.push(translate(pattern, text).map_err(|why| refuse(&why))?);
+        let re = translate(pattern, text).map_err(|why| refuse(&why))?;
+        let regex = RegexBuilder::new(&format!("(?s)^(?:{re})$"))
+            .size_limit(COMPILED_LIMIT)
+            .build()
+            .map_err(|_| refuse("too complex to match within the server's limits"))?;
+        regexes.push(regex);
         starts.push(literal_start(pattern));
     }
-    let regex = RegexBuilder::new(&format!("(?s)^(?:{})$", alternatives.join("|")))
-        .size_limit(COMPILED_LIMIT)
-        .build()
-        .map_err(|_| FilterError {
-            field,
-            pattern: None,
-            reason: "the patterns are too complex to match within the server's limits".into(),
-        })?;
-    Ok(Some(Field { regex, starts }))
+    Ok(Some(Field { regexes, starts }))
 }
 
 /// A pattern's literal start: the text before its first wildcard, class or escape.
@@ -294,8 +315,8 @@ fn push_literal(re: &mut String, c: char) {
     re.push_str(&regex::escape(c.encode_utf8(&mut [0; 4])));
 }
 
-/// One pattern as a regex (unanchored; the caller anchors the alternatives), or why it is
-/// not a pattern.
+/// One pattern as a regex (unanchored; the caller anchors it), or why it is not a
+/// pattern.
 fn translate(pattern: &str, text: Text) -> Result<String, String> {
     let chars: Vec<char> = pattern.chars().collect();
     let one = match text {
@@ -424,14 +445,12 @@ pub fn page<T, P>(
     let mut items = Vec::new();
     // The last item drawn when it was not kept.
     let mut passed: Option<T> = None;
-    let mut drawn = 0;
-    for item in rest {
+    for (drawn, item) in rest.into_iter().enumerate() {
         let full = items.len() == limit;
         if drawn == filter.scan() || (full && keep(filter, &item)) {
             let next = passed.as_ref().or(items.last()).map(&position);
             return Paged { items, next };
         }
-        drawn += 1;
         if !full && keep(filter, &item) {
             items.push(item);
             passed = None;
@@ -607,6 +626,17 @@ mod tests {
             filter(&["x"], &[]).may_match_below("anything/"),
             "names only"
         );
+    }
+
+    #[test]
+    fn many_patterns_examine_fewer_candidates_a_page() {
+        assert_eq!(filter(&["a"], &["b"]).scan(), MAX_SCAN);
+        let many: Vec<String> = (0..20).map(|i| i.to_string()).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(filter(&many, &many).scan(), MIN_SCAN);
+        assert_eq!(filter(&many[..8], &[]).scan(), 5_000);
+        assert_eq!(filter(&["a"], &[]).with_scan(20_000).scan(), MAX_SCAN);
+        assert_eq!(filter(&["a"], &[]).with_scan(0).scan(), 1);
     }
 
     #[test]

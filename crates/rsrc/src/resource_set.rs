@@ -6,7 +6,8 @@
 //! Invariants:
 //! - Resources are kept sorted by URI; listings (static resources merged with the
 //!   templates' list functions) are keyset-paginated on the URI, so they are stable
-//!   however the set was built.
+//!   however the set was built; a filtered listing (SEP-2564) matches each resource as it
+//!   is drawn, at most the filter's `scan` of them a page.
 //! - A static collection's children are the resources whose URI is the collection's URI
 //!   followed by `/` and one more path segment (`sample:///guide` →
 //!   `sample:///guide/intro.md`); a handler-backed collection's are those its handler
@@ -415,10 +416,14 @@ fn position(bytes: Option<&[u8]>) -> Result<Option<&str>, ResourceError> {
 /// A resource of a listing: a declared one, or one a function listed.
 enum Item<'a> {
     Entry(&'a Entry),
-    Listed(Resource),
+    Listed(Box<Resource>),
 }
 
 impl Item<'_> {
+    fn listed(resource: Resource) -> Self {
+        Item::Listed(Box::new(resource))
+    }
+
     fn resource(&self) -> &Resource {
         match self {
             Item::Entry(e) => &e.resource,
@@ -429,7 +434,7 @@ impl Item<'_> {
     fn into_listed(self) -> ListEntry {
         match self {
             Item::Entry(e) => e.listed.clone(),
-            Item::Listed(r) => ListEntry::from(r),
+            Item::Listed(r) => ListEntry::from(*r),
         }
     }
 }
@@ -442,9 +447,9 @@ fn merged<'a>(
 ) -> impl Iterator<Item = Item<'a>> {
     let (mut entries, mut listed) = (entries.peekable(), listed.into_iter().peekable());
     std::iter::from_fn(move || match (entries.peek(), listed.peek()) {
-        (Some(e), Some(r)) if r.uri < e.resource.uri => listed.next().map(Item::Listed),
+        (Some(e), Some(r)) if r.uri < e.resource.uri => listed.next().map(Item::listed),
         (Some(_), _) => entries.next().map(Item::Entry),
-        (None, _) => listed.next().map(Item::Listed),
+        (None, _) => listed.next().map(Item::listed),
     })
 }
 
@@ -497,7 +502,7 @@ impl Provider for ResourceSet {
                     children.sort_by(|a, b| a.uri.cmp(&b.uri));
                     let behind =
                         children.len() - keyset::after(&children, after, |r| r.uri.as_str()).len();
-                    page(req, children.into_iter().skip(behind).map(Item::Listed))
+                    page(req, children.into_iter().skip(behind).map(Item::listed))
                 }
                 None => {
                     let entry = match self.entries.get(parent) {

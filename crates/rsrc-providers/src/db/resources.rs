@@ -276,7 +276,7 @@ mod tests {
         let second = relation_page(
             ("shop", &info),
             &next,
-            schema.clone(),
+            schema,
             (&keys, true),
             (2, None),
             None,

@@ -2,7 +2,10 @@
 //!
 //! The order is component-wise byte order of paths (a depth-first walk visiting the
 //! entries of each directory in name order). A page ends after the last file it returns;
-//! that file's path is the keyset position where the next page starts. Because the order
+//! that file's path is the keyset position where the next page starts. A filtered walk
+//! (SEP-2564, [`select_files_after`]) may end after a file it passed over, or a directory
+//! it did not enter or walked to its end: resuming after a directory's path skips what is
+//! below it. Because the order
 //! is total and positions are paths rather than offsets, a walk that runs while files are
 //! created and deleted returns every file that exists throughout exactly once.
 //!
@@ -564,12 +567,30 @@ mod tests {
 
     /// A tree of nested directories with files, some in directories a filter skips.
     fn tree(root: &std::path::Path) {
-        for d in ["a", "a/b", "a/b/c", "a/skip", "a/skip/deeper", "d", "e/f/g", "h"] {
+        for d in [
+            "a",
+            "a/b",
+            "a/b/c",
+            "a/skip",
+            "a/skip/deeper",
+            "d",
+            "e/f/g",
+            "h",
+        ] {
             std::fs::create_dir_all(root.join(d)).unwrap();
         }
-        for (i, d) in ["", "a", "a/b", "a/b/c", "a/skip", "a/skip/deeper", "d", "e/f/g"]
-            .iter()
-            .enumerate()
+        for (i, d) in [
+            "",
+            "a",
+            "a/b",
+            "a/b/c",
+            "a/skip",
+            "a/skip/deeper",
+            "d",
+            "e/f/g",
+        ]
+        .iter()
+        .enumerate()
         {
             for j in 0..7 {
                 std::fs::write(root.join(d).join(format!("f{i}{j}")), "").unwrap();
@@ -619,7 +640,15 @@ mod tests {
                 .cloned()
                 .collect();
             assert_eq!(kept.len(), 6);
-            for (scan, limit) in [(1, 1), (2, 1), (3, 2), (5, 1), (8, 3), (100, 2), (1000, 100)] {
+            for (scan, limit) in [
+                (1, 1),
+                (2, 1),
+                (3, 2),
+                (5, 1),
+                (8, 3),
+                (100, 2),
+                (1000, 100),
+            ] {
                 let select = Select {
                     file: &file,
                     dir: &enter,
@@ -627,12 +656,15 @@ mod tests {
                 };
                 let (mut seen, mut pos, mut pages) = (Vec::new(), None::<RelPath>, 0);
                 loop {
-                    let walked = select_files_after(&scope, pos.as_ref(), limit, Some(&select))
-                        .unwrap();
+                    let walked =
+                        select_files_after(&scope, pos.as_ref(), limit, Some(&select)).unwrap();
                     assert!(walked.files.len() <= limit);
                     seen.extend(walked.files.iter().map(path_of));
                     pages += 1;
-                    assert!(pages < 200, "scan {scan}, limit {limit}: the walk does not end");
+                    assert!(
+                        pages < 200,
+                        "scan {scan}, limit {limit}: the walk does not end"
+                    );
                     match walked.next {
                         Some(next) => {
                             assert!(
