@@ -34,10 +34,10 @@
 //! A filter that matches little must not make one request walk a whole tree. A filtered
 //! page examines at most [`Filter::scan`] candidates, 10,000, fewer with many patterns
 //! (and the engine makes a bounded number of provider calls): it may come back short, or
-//! empty, with a cursor that goes on after the last candidate examined. [`page`] is that rule over a keyset walk, for
-//! providers that apply the filter in their own walk (`ListRequest::filter`); the engine
-//! applies it to whatever a provider returns, so a provider that ignores it is still
-//! correct.
+//! empty, with a cursor that goes on after the last candidate examined. [`page`] is that
+//! rule over a keyset walk, for providers that apply the filter in their own walk
+//! (`ListRequest::filter`); the engine applies it to whatever a provider returns, so a
+//! provider that ignores it is still correct.
 //!
 //! Invariants: matching is linear in the text (each pattern becomes one `regex`, whose
 //! matching never backtracks, compiled within a size limit); a cursor is bound to the
@@ -113,7 +113,8 @@ struct Field {
     /// One anchored regex per pattern: the automata of patterns ORed together multiply
     /// (a lazy DFA over 32 patterns with stars thrashes), one per pattern stays small.
     regexes: Vec<Regex>,
-    /// Each pattern's literal start (up to its first wildcard), for [`Filter::may_match_below`].
+    /// Each pattern's literal start (up to its first wildcard), for
+    /// [`Filter::may_match_below`].
     starts: Vec<String>,
 }
 
