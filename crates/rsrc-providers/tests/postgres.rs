@@ -14,6 +14,7 @@ use rsrc::protocol::ProtocolVersion;
 use rsrc::protocol::resources::Body;
 use rsrc::{Server, ToolsConfig};
 use rsrc_providers::db::postgres::{PostgresConfig, PostgresProvider};
+use serde_json::{Value, json};
 
 /// A fresh database on the test server, dropped at the end.
 struct TestDb {
@@ -706,4 +707,123 @@ async fn a_statement_stopped_by_its_time_limit_looks_like_sqlites() {
         )
         .await;
     assert_eq!(ok["result"]["resource"]["resourceType"], "collection");
+}
+
+/// The URIs of a complete raw-JSON walk of `resources/list` with `params`, and its pages.
+async fn filtered_walk(peer: &mut rsrc_testkit::Peer, mut params: Value) -> (Vec<String>, usize) {
+    let (mut uris, mut pages) = (Vec::new(), 0);
+    loop {
+        let resp = peer.call("resources/list", params.clone()).await;
+        pages += 1;
+        for r in resp["result"]["resources"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{resp}"))
+        {
+            uris.push(r["uri"].as_str().unwrap().to_owned());
+        }
+        match resp["result"].get("nextCursor") {
+            Some(c) => params["cursor"] = c.clone(),
+            None => return (uris, pages),
+        }
+    }
+}
+
+#[tokio::test]
+async fn sep_2564_filters_the_catalog_and_rows_within_bounded_pages_in_both_eras() {
+    let Some(db) = database(&format!(
+        "{SHOP}
+         CREATE TABLE public.big (id int8 PRIMARY KEY, v text);
+         INSERT INTO public.big SELECT g, 'row' FROM generate_series(1, 25000) g;"
+    ))
+    .await
+    else {
+        return;
+    };
+    let provider =
+        PostgresProvider::connect(Some("shop".into()), &db.url, PostgresConfig::default())
+            .await
+            .expect("the provider connects");
+    let prefix = provider.prefix().to_owned();
+    let server = common::server_at(&prefix, provider, 4);
+    for v in ProtocolVersion::ALL {
+        let mut peer = common::peer_for(&server).await;
+        peer.speak(v);
+        let walk = |filter: Value, uri: Option<&str>| {
+            let mut params = json!({ "filter": filter });
+            if let Some(uri) = uri {
+                params["uri"] = uri.into();
+            }
+            params
+        };
+        // The catalog: names, URIs, both (ANDed), several patterns (ORed).
+        let (orders, _) = filtered_walk(
+            &mut peer,
+            walk(json!({"namePatterns": ["orders", "log"]}), None),
+        )
+        .await;
+        assert_eq!(orders, ["db://shop/app/log", "db://shop/app/orders"], "{v}");
+        let (schemas, _) = filtered_walk(
+            &mut peer,
+            walk(
+                json!({"namePatterns": ["$schema"], "uriPatterns": ["db://shop/public/**"]}),
+                None,
+            ),
+        )
+        .await;
+        assert_eq!(
+            schemas,
+            [
+                "db://shop/public/big/$schema",
+                "db://shop/public/users/$schema"
+            ],
+            "{v}"
+        );
+        let (app, _) = filtered_walk(
+            &mut peer,
+            walk(
+                json!({"uriPatterns": ["db://shop/app/n*"]}),
+                Some("db://shop/app"),
+            ),
+        )
+        .await;
+        assert_eq!(app, ["db://shop/app/names"], "{v}");
+        // Rows: 25,000 examined 10,000 a page, what matches found wherever it is.
+        let (rows, pages) = filtered_walk(
+            &mut peer,
+            walk(
+                json!({"namePatterns": ["2499?", "7"]}),
+                Some("db://shop/public/big"),
+            ),
+        )
+        .await;
+        let mut want = vec!["db://shop/public/big/7".to_owned()];
+        want.extend((24_990..25_000).map(|i| format!("db://shop/public/big/{i}")));
+        assert_eq!(rows, want, "{v}");
+        assert!((3..=6).contains(&pages), "{pages} pages ({v})");
+        // A cursor goes on under its own filter only.
+        let first = peer
+            .call(
+                "resources/list",
+                walk(
+                    json!({"namePatterns": ["1*"]}),
+                    Some("db://shop/public/big"),
+                ),
+            )
+            .await;
+        let mut other = walk(
+            json!({"namePatterns": ["2*"]}),
+            Some("db://shop/public/big"),
+        );
+        other["cursor"] = first["result"]["nextCursor"].clone();
+        assert!(other["cursor"].is_string(), "{first}");
+        let refused = peer.call("resources/list", other).await;
+        assert_eq!(refused["error"]["code"], -32602, "{v}: {refused}");
+        let bad = peer
+            .call(
+                "resources/list",
+                walk(json!({"uriPatterns": ["db://[x"]}), None),
+            )
+            .await;
+        assert_eq!(bad["error"]["code"], -32602, "{v}: {bad}");
+    }
 }

@@ -1,6 +1,6 @@
 //! decode → dispatch → provider → encode, in process, for a small read (static, and served
-//! from the read cache) and for a 1,000-entry list page, next to the serde_json floor for
-//! the same bytes.
+//! from the read cache) and for a 1,000-entry list page (also under a SEP-2564 filter),
+//! next to the serde_json floor for the same bytes.
 //!
 //! Run: `cargo bench -p rsrc --bench engine`.
 
@@ -140,6 +140,18 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("list_page_1000_2025_11_25", |b| {
         b.iter(|| turn(&server, &legacy, black_box(list), &mut out));
+    });
+    // SEP-2564: a full page of the first 1,000 names matching (of 10,000), and a page
+    // examining 10,000 resources that match nothing.
+    let filtered = br#"{"jsonrpc":"2.0","id":19,"method":"resources/list","params":{"filter":{"namePatterns":["f0*"]}}}"#;
+    let nothing = br#"{"jsonrpc":"2.0","id":20,"method":"resources/list","params":{"filter":{"namePatterns":["*.md"]}}}"#;
+    turn(&server, &legacy, filtered, &mut out);
+    assert!(out.len() > 100_000, "a 1,000-entry filtered page");
+    g.bench_function("list_filtered_page_1000_2025_11_25", |b| {
+        b.iter(|| turn(&server, &legacy, black_box(filtered), &mut out));
+    });
+    g.bench_function("list_filtered_nothing_of_10000_2025_11_25", |b| {
+        b.iter(|| turn(&server, &legacy, black_box(nothing), &mut out));
     });
     g.finish();
 

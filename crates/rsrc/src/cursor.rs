@@ -3,22 +3,27 @@
 //! A cursor is `base64url(version ‖ list kind ‖ mount ‖ position ‖ tag)`, where `position`
 //! is the provider's keyset bytes and `tag` is HMAC-SHA256 (truncated to 128 bits) over
 //! everything before it *and* the scope of the listing (the collection URI, or nothing for
-//! the default listing). The scope is authenticated but not stored.
+//! the default listing, and the SEP-2564 filter it walks under: [`scope`]). The scope is
+//! authenticated but not stored.
 //!
 //! Invariants:
 //! - A provider only ever receives positions this server produced for the same listing:
-//!   a forged, truncated, foreign (other server key, other list kind, other collection) or
-//!   stale (older format) cursor fails to open and the client gets `-32602`.
+//!   a forged, truncated, foreign (other server key, other list kind, other collection,
+//!   other filter or none) or stale (older format) cursor fails to open and the client gets
+//!   `-32602`.
 //! - Cursor size is bounded before any decoding work is done.
 //! - A sealer may hold older keys beside its own: it seals with its own only and opens
 //!   with any, so a key can be rotated across instances without breaking cursors in
 //!   flight (see `docs/deployment.md`).
+
+use std::borrow::Cow;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
+use crate::filter::Filter;
 use crate::provider::MAX_POSITION_BYTES;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -42,6 +47,17 @@ pub(crate) enum ListKind {
     Templates = 3,
     /// The tools bridge's `search_resources` (scoped to its words).
     Search = 4,
+}
+
+/// The scope a cursor of a listing is sealed to: the listing's own (`listing`: the
+/// collection's URI, or empty), followed under a filter by a NUL and the filter's key. No
+/// URI holds a NUL, so no two listings share a scope: a cursor continues the listing, under
+/// the same filter or none, that issued it. An unfiltered listing's scope is its own.
+pub(crate) fn scope<'a>(listing: &'a str, filter: Option<&Filter>) -> Cow<'a, str> {
+    match filter {
+        None => Cow::Borrowed(listing),
+        Some(f) => Cow::Owned(format!("{listing}\0{}", f.key())),
+    }
 }
 
 /// Why a cursor was refused. One message for all causes: telling a forger which check
@@ -203,6 +219,37 @@ mod tests {
         assert!(
             s.open(&"A".repeat(MAX_CURSOR_LEN + 4), ListKind::Children, "")
                 .is_err()
+        );
+    }
+
+    #[test]
+    fn a_cursor_continues_its_own_filter_only() {
+        use rsrc_protocol::resources::ListFilter;
+        let filter = |p: &str| {
+            Filter::new(&ListFilter {
+                name_patterns: Some(vec![p.to_owned()]),
+                uri_patterns: None,
+            })
+            .unwrap()
+        };
+        let (md, txt) = (filter("*.md"), filter("*.txt"));
+        let s = sealer();
+        let c = s.seal(ListKind::Children, &scope("x:///d", md.as_ref()), 0, b"p");
+        assert!(
+            s.open(&c, ListKind::Children, &scope("x:///d", md.as_ref()))
+                .is_ok()
+        );
+        for other in [
+            scope("x:///d", txt.as_ref()),
+            scope("x:///d", None),
+            scope("x:///e", md.as_ref()),
+        ] {
+            assert!(s.open(&c, ListKind::Children, &other).is_err(), "{other:?}");
+        }
+        assert_eq!(
+            scope("x:///d", None),
+            "x:///d",
+            "unfiltered scopes are unchanged"
         );
     }
 

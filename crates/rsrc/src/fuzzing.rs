@@ -172,3 +172,63 @@ pub fn uri(data: &[u8]) {
 pub fn http_headers(data: &[u8]) {
     crate::transport::http::fuzz_headers(data);
 }
+
+/// SEP-2564 filters (`crate::filter`): the first line holds tab-separated patterns, the
+/// other lines are texts to match. Any patterns compile or are refused with a reason,
+/// never a panic; a pattern without wildcards, classes or escapes matches exactly itself;
+/// and a URI the filter matches never lies below a prefix the filter says nothing can
+/// match below (`may_match_below`, which lets a walk skip a subtree).
+pub fn list_filter(data: &[u8]) {
+    use rsrc_protocol::resources::ListFilter;
+
+    use crate::filter::Filter;
+
+    let text = String::from_utf8_lossy(data);
+    let mut lines = text.split('\n');
+    let patterns: Vec<String> = lines
+        .next()
+        .unwrap_or_default()
+        .split('\t')
+        .map(str::to_owned)
+        .collect();
+    let texts: Vec<&str> = lines.collect();
+    for on_uris in [false, true] {
+        let filter = if on_uris {
+            ListFilter {
+                name_patterns: None,
+                uri_patterns: Some(patterns.clone()),
+            }
+        } else {
+            ListFilter {
+                name_patterns: Some(patterns.clone()),
+                uri_patterns: None,
+            }
+        };
+        let f = match Filter::new(&filter) {
+            Ok(f) => f.expect("a field with patterns filters"),
+            Err(e) => {
+                assert!(!e.reason().is_empty());
+                continue;
+            }
+        };
+        let matches = |t: &str| {
+            if on_uris {
+                f.matches_uri(t)
+            } else {
+                f.matches_name(t)
+            }
+        };
+        for p in &patterns {
+            if !p.contains(['*', '?', '[', '\\']) {
+                assert!(matches(p), "a literal pattern matches itself: {p:?}");
+            }
+        }
+        for t in &texts {
+            if on_uris && matches(t) {
+                for (i, _) in t.char_indices() {
+                    assert!(f.may_match_below(&t[..i]), "{t:?} lies below {:?}", &t[..i]);
+                }
+            }
+        }
+    }
+}

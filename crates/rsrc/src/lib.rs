@@ -32,6 +32,7 @@ mod cursor;
 pub mod declare;
 mod error;
 mod extension;
+pub mod filter;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod keyset;
@@ -52,6 +53,7 @@ pub use content::Representation;
 pub use context::{NotificationSink, Notifier, RequestContext};
 pub use error::{DeclareError, NotFound, ResourceError, TemplateError};
 pub use extension::PromptCompletion;
+pub use filter::Filter;
 pub use path::{InvalidPath, RelativePath};
 pub use provider::{
     BoxFuture, CompleteRequest, IntoProvider, ListEntry, ListRequest, MAX_POSITION_BYTES, Page,

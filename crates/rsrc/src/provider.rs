@@ -10,6 +10,8 @@
 //! - `list` is keyset-paginated: the provider returns the position after its last item as
 //!   opaque bytes ([`Page::next`]) and gets them back in [`ListRequest::after`]. The engine
 //!   seals them into the client's cursor, so a provider never sees forged bytes.
+//! - A filtered `list` ([`ListRequest::filter`]) may be applied by the provider in its
+//!   walk or not: the engine keeps only the matching entries of whatever comes back.
 //! - `read` of a document returns at least one entry, all with the requested URI (several
 //!   entries are format alternatives); `read` of a collection may return children.
 //! - Errors are [`ResourceError`]s; the engine maps them to the wire.
@@ -26,6 +28,7 @@ use serde_json::value::RawValue;
 use crate::changes::ChangeFeed;
 use crate::context::RequestContext;
 use crate::error::ResourceError;
+use crate::filter::Filter;
 
 /// What a provider offers beyond listing, reading and completing templates.
 ///
@@ -97,6 +100,13 @@ pub struct ListRequest<'a> {
     pub after: Option<&'a [u8]>,
     /// The most resources to return; a provider may return fewer.
     pub limit: usize,
+    /// SEP-2564: the client wants only the resources this filter matches. A provider may
+    /// apply it in its walk (see [`crate::filter::page`]): it then examines at most
+    /// [`Filter::scan`] candidates and may return a short or empty page whose `next` is
+    /// the position after the last candidate examined. A provider may also ignore it:
+    /// the engine keeps only the matching entries of any page, and asks again while the
+    /// page is not full, within a bound.
+    pub filter: Option<&'a Filter>,
 }
 
 /// One resource of a page: a typed [`Resource`], or one already encoded as JSON.
@@ -138,6 +148,24 @@ impl ListEntry {
             EntryForm::Encoded(raw) => serde_json::from_str(raw.get())
                 .ok()
                 .map(std::borrow::Cow::Owned),
+        }
+    }
+
+    /// `f(name, uri)` of the resource, read back without decoding the rest of an encoded
+    /// one; `None` only if it cannot be read back.
+    pub(crate) fn name_and_uri<T>(&self, f: impl FnOnce(&str, &str) -> T) -> Option<T> {
+        #[derive(serde::Deserialize)]
+        struct NameAndUri<'a> {
+            #[serde(borrow)]
+            name: std::borrow::Cow<'a, str>,
+            #[serde(borrow)]
+            uri: std::borrow::Cow<'a, str>,
+        }
+        match &self.0 {
+            EntryForm::Typed(r) => Some(f(&r.name, &r.uri)),
+            EntryForm::Encoded(raw) => serde_json::from_str::<NameAndUri<'_>>(raw.get())
+                .ok()
+                .map(|r| f(&r.name, &r.uri)),
         }
     }
 

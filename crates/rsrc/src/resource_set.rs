@@ -6,7 +6,8 @@
 //! Invariants:
 //! - Resources are kept sorted by URI; listings (static resources merged with the
 //!   templates' list functions) are keyset-paginated on the URI, so they are stable
-//!   however the set was built.
+//!   however the set was built; a filtered listing (SEP-2564) matches each resource as it
+//!   is drawn, at most the filter's `scan` of them a page.
 //! - A static collection's children are the resources whose URI is the collection's URI
 //!   followed by `/` and one more path segment (`sample:///guide` →
 //!   `sample:///guide/intro.md`); a handler-backed collection's are those its handler
@@ -412,6 +413,60 @@ fn position(bytes: Option<&[u8]>) -> Result<Option<&str>, ResourceError> {
         .map_err(|_| ResourceError::internal("cursor position is not UTF-8"))
 }
 
+/// A resource of a listing: a declared one, or one a function listed.
+enum Item<'a> {
+    Entry(&'a Entry),
+    Listed(Box<Resource>),
+}
+
+impl Item<'_> {
+    fn listed(resource: Resource) -> Self {
+        Item::Listed(Box::new(resource))
+    }
+
+    fn resource(&self) -> &Resource {
+        match self {
+            Item::Entry(e) => &e.resource,
+            Item::Listed(r) => r,
+        }
+    }
+
+    fn into_listed(self) -> ListEntry {
+        match self {
+            Item::Entry(e) => e.listed.clone(),
+            Item::Listed(r) => ListEntry::from(*r),
+        }
+    }
+}
+
+/// Declared entries and listed resources (each in URI order, no URI in both) merged in
+/// URI order, drawn lazily.
+fn merged<'a>(
+    entries: impl Iterator<Item = &'a Entry>,
+    listed: Vec<Resource>,
+) -> impl Iterator<Item = Item<'a>> {
+    let (mut entries, mut listed) = (entries.peekable(), listed.into_iter().peekable());
+    std::iter::from_fn(move || match (entries.peek(), listed.peek()) {
+        (Some(e), Some(r)) if r.uri < e.resource.uri => listed.next().map(Item::listed),
+        (Some(_), _) => entries.next().map(Item::Entry),
+        (None, _) => listed.next().map(Item::listed),
+    })
+}
+
+/// The page of `req` (its limit, its filter) among `rest`, keyset-paginated on the URI.
+fn page<'a>(
+    req: ListRequest<'_>,
+    rest: impl Iterator<Item = Item<'a>>,
+) -> keyset::Paged<Item<'a>, Vec<u8>> {
+    crate::filter::page(
+        req.filter,
+        rest,
+        req.limit,
+        |f, item| f.matches_resource(item.resource()),
+        |item| item.resource().uri.clone().into_bytes(),
+    )
+}
+
 impl Provider for ResourceSet {
     fn templates(&self) -> Vec<ResourceTemplate> {
         self.templates.iter().map(|t| t.template.clone()).collect()
@@ -437,36 +492,17 @@ impl Provider for ResourceSet {
         req: ListRequest<'_>,
     ) -> Result<Page, ResourceError> {
         let after = position(req.after)?;
-        let limit = req.limit.max(1);
-        // Each source gives at most `limit + 1` items after the position, in URI order:
-        // enough for the page and to tell whether more follow.
-        let items: Vec<(String, ListEntry)> = match req.parent {
+        let page = match req.parent {
             None => {
-                let statics = self
-                    .entries_after(after)
-                    .take(limit + 1)
-                    .map(|e| (e.resource.uri.clone(), e.listed.clone()));
-                let listed = self
-                    .template_listings(ctx, after)
-                    .await?
-                    .into_iter()
-                    .take(limit + 1)
-                    .map(|r| (r.uri.clone(), ListEntry::from(r)));
-                let mut all: Vec<(String, ListEntry)> = statics.chain(listed).collect();
-                all.sort_by(|a, b| a.0.cmp(&b.0));
-                all
+                let listed = self.template_listings(ctx, after).await?;
+                page(req, merged(self.entries_after(after), listed))
             }
             Some(parent) => match self.handler_children(ctx, parent).await? {
                 Some(mut children) => {
                     children.sort_by(|a, b| a.uri.cmp(&b.uri));
                     let behind =
                         children.len() - keyset::after(&children, after, |r| r.uri.as_str()).len();
-                    children
-                        .into_iter()
-                        .skip(behind)
-                        .take(limit + 1)
-                        .map(|r| (r.uri.clone(), ListEntry::from(r)))
-                        .collect()
+                    page(req, children.into_iter().skip(behind).map(Item::listed))
                 }
                 None => {
                     let entry = match self.entries.get(parent) {
@@ -479,16 +515,12 @@ impl Provider for ResourceSet {
                     if !matches!(entry.source, Source::Collection) {
                         return Err(ResourceError::not_a_collection(parent));
                     }
-                    self.children(parent, after)
-                        .take(limit + 1)
-                        .map(|e| (e.resource.uri.clone(), e.listed.clone()))
-                        .collect()
+                    page(req, self.children(parent, after).map(Item::Entry))
                 }
             },
         };
-        let page = keyset::page(items, limit, |(uri, _)| uri.clone().into_bytes());
         Ok(Page {
-            resources: page.items.into_iter().map(|(_, listed)| listed).collect(),
+            resources: page.items.into_iter().map(Item::into_listed).collect(),
             next: page.next,
             cache: self.cache,
         })

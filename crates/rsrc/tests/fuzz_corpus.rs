@@ -47,3 +47,8 @@ fn the_uri_corpus_maps_or_is_refused() {
 fn the_http_headers_corpus_is_checked() {
     replay("http_headers", rsrc::fuzzing::http_headers);
 }
+
+#[test]
+fn the_list_filter_corpus_compiles_or_is_refused() {
+    replay("list_filter", rsrc::fuzzing::list_filter);
+}

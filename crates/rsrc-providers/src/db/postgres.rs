@@ -302,13 +302,19 @@ fn parse_pg(uri: &str) -> Option<Target> {
     }
 }
 
-/// A page of a URI-ordered, in-memory listing, keyset-paginated on the URI of the last
-/// entry.
-fn page_of(mut entries: Vec<Resource>, after: Option<&[u8]>, limit: usize) -> Page {
+/// A page of a URI-ordered, in-memory listing under `filter`, keyset-paginated on the URI
+/// of the last entry (examined, under a filter).
+fn page_of(mut entries: Vec<Resource>, req: &ListRequest<'_>, limit: usize) -> Page {
     entries.sort_by(|a, b| a.uri.cmp(&b.uri));
-    let after = after.and_then(|a| std::str::from_utf8(a).ok());
+    let after = req.after.and_then(|a| std::str::from_utf8(a).ok());
     let rest = keyset::after(&entries, after, |r| r.uri.as_str());
-    let page = keyset::page(rest, limit, |r| r.uri.clone().into_bytes());
+    let page = rsrc::filter::page(
+        req.filter,
+        rest,
+        limit,
+        |f, r| f.matches_resource(r),
+        |r| r.uri.clone().into_bytes(),
+    );
     Page {
         resources: page
             .items
@@ -360,7 +366,7 @@ impl Provider for PostgresProvider {
                     entries.push(s.schema_contents(rel).resource);
                 }
             }
-            return Ok(page_of(entries, req.after, limit));
+            return Ok(page_of(entries, &req, limit));
         };
         match s.target(parent)? {
             Target::Database { .. } => {
@@ -369,7 +375,7 @@ impl Provider for PostgresProvider {
                     .iter()
                     .map(|(n, rels)| s.namespace_resource(n, rels.len()))
                     .collect();
-                Ok(page_of(entries, req.after, limit))
+                Ok(page_of(entries, &req, limit))
             }
             Target::Relation { path, .. } if path.len() == 1 => {
                 let rels = cat
@@ -377,7 +383,7 @@ impl Provider for PostgresProvider {
                     .get(&path[0])
                     .ok_or_else(|| ResourceError::not_found(parent))?;
                 let entries = rels.values().map(|r| s.relation_resource(r)).collect();
-                Ok(page_of(entries, req.after, limit))
+                Ok(page_of(entries, &req, limit))
             }
             Target::Relation { path, .. } => {
                 let rel = cat
@@ -385,12 +391,20 @@ impl Provider for PostgresProvider {
                     .ok_or_else(|| ResourceError::not_found(parent))?;
                 let from = RelationPosition::decode(req.after)
                     .ok_or_else(|| ResourceError::bad_position(parent))?;
-                let (keys, more) = match from.rows_wanted(limit) {
+                let (keys, more) = match from.rows_to_fetch(limit, req.filter) {
                     0 => (Vec::new(), true),
                     want => s.row_page(parent, rel, from.after_key(), want).await?,
                 };
                 let schema = s.schema_contents(rel).resource;
-                relation_page(&s.name, &rel.info, &from, schema, (&keys, more), None).ok_or_else(
+                relation_page(
+                    (&s.name, &rel.info),
+                    &from,
+                    schema,
+                    (&keys, more),
+                    (limit, req.filter),
+                    None,
+                )
+                .ok_or_else(
                     || {
                         ResourceError::invalid(
                             parent,

@@ -15,7 +15,7 @@
 //!   once.
 
 use rsrc::protocol::{CacheHint, Resource, ResourceContents};
-use rsrc::{ListEntry, Page};
+use rsrc::{Filter, Page};
 
 use super::{
     COLLECTION_MIME_TYPE, CSV_MIME_TYPE, JSON_MIME_TYPE, KeyKind, KeyValue, RelationInfo,
@@ -156,37 +156,62 @@ impl RelationPosition {
             _ => limit.max(1),
         }
     }
+
+    /// How many rows to fetch for a page of `limit` entries under `filter`: a filtered
+    /// page examines up to [`Filter::scan`] entries, however few it keeps.
+    pub(crate) fn rows_to_fetch(&self, limit: usize, filter: Option<&Filter>) -> usize {
+        self.rows_wanted(filter.map_or(limit, Filter::scan))
+    }
 }
 
 /// The page of a relation's listing starting at `from`: `schema` (its schema document as
-/// listed) at the start, then the rows `keys` (at most [`RelationPosition::rows_wanted`],
-/// fetched after [`RelationPosition::after_key`]); `more` says whether rows follow them.
-/// `None` when the last key is too large to be a position.
+/// listed) at the start, then the rows `keys` (fetched after
+/// [`RelationPosition::after_key`], at most [`RelationPosition::rows_to_fetch`]); `more`
+/// says whether rows follow them. Under `filter` only the matching ones, at most `limit`
+/// (the rows fetched are what the page examines). `None` when a key is too large to be a
+/// position.
 pub(crate) fn relation_page(
-    db: &str,
-    info: &RelationInfo,
+    (db, info): (&str, &RelationInfo),
     from: &RelationPosition,
     schema: Resource,
     (keys, more): (&[Vec<KeyValue>], bool),
+    (limit, filter): (usize, Option<&Filter>),
     cache: Option<CacheHint>,
 ) -> Option<Page> {
-    let mut resources: Vec<ListEntry> = Vec::with_capacity(keys.len() + 1);
-    if *from == RelationPosition::Start {
-        resources.push(schema.into());
-    }
     let path = info.path();
-    resources.extend(keys.iter().map(|key| row_entry(db, &path, key).into()));
-    let next = match keys.last() {
-        _ if !more => None,
-        Some(last) => {
-            let mut v = vec![AFTER_ROW];
-            v.extend(encode_key_position(last)?);
-            Some(v)
+    // The entries in listing order, each with how it is listed; the schema document's
+    // position is `None`, a row's its key.
+    let schema = (*from == RelationPosition::Start).then_some((None, schema));
+    let rows = keys
+        .iter()
+        .map(|key| (Some(key.as_slice()), row_entry(db, &path, key)));
+    let position = |key: Option<&[KeyValue]>| -> Option<Vec<u8>> {
+        match key {
+            None => Some(vec![AFTER_SCHEMA]),
+            Some(key) => {
+                let mut v = vec![AFTER_ROW];
+                v.extend(encode_key_position(key)?);
+                Some(v)
+            }
         }
-        None => Some(vec![AFTER_SCHEMA]),
+    };
+    let mut last = None;
+    let entries = schema.into_iter().chain(rows).inspect(|e| last = Some(e.0));
+    let page = rsrc::filter::page(
+        filter,
+        entries,
+        limit,
+        |f, (_, r)| f.matches_resource(r),
+        |(key, _)| position(*key),
+    );
+    let next = match (page.next, last) {
+        (Some(next), _) => Some(next?),
+        // Every entry drawn: the page goes on after the last one when rows follow.
+        (None, Some(key)) if more => Some(position(key)?),
+        (None, _) => None,
     };
     Some(Page {
-        resources,
+        resources: page.items.into_iter().map(|(_, r)| r.into()).collect(),
         next,
         cache,
     })
@@ -234,17 +259,64 @@ mod tests {
         let schema = schema_resource("shop", &info, None);
         let start = RelationPosition::decode(None).unwrap();
         assert_eq!(start.rows_wanted(1), 0);
-        let first =
-            relation_page("shop", &info, &start, schema.clone(), (&[], true), None).unwrap();
+        let first = relation_page(
+            ("shop", &info),
+            &start,
+            schema.clone(),
+            (&[], true),
+            (1, None),
+            None,
+        )
+        .unwrap();
         assert_eq!(first.resources.len(), 1);
         let next = RelationPosition::decode(first.next.as_deref()).unwrap();
         assert_eq!(next, RelationPosition::AfterSchema);
         assert_eq!(next.rows_wanted(2), 2);
         let keys = [vec![KeyValue::Integer(1)], vec![KeyValue::Integer(2)]];
-        let second = relation_page("shop", &info, &next, schema, (&keys, true), None).unwrap();
+        let second = relation_page(
+            ("shop", &info),
+            &next,
+            schema,
+            (&keys, true),
+            (2, None),
+            None,
+        )
+        .unwrap();
         assert_eq!(second.resources.len(), 2);
         let after = RelationPosition::decode(second.next.as_deref()).unwrap();
         assert_eq!(after.after_key(), Some(&[KeyValue::Integer(2)][..]));
         assert_eq!(RelationPosition::decode(Some(&[7])), None);
+    }
+
+    #[test]
+    fn a_filtered_relation_listing_keeps_matching_rows_and_goes_on_after_the_last_examined() {
+        use rsrc::protocol::resources::ListFilter;
+        let info = info();
+        let schema = schema_resource("shop", &info, None);
+        let filter = Filter::new(&ListFilter {
+            name_patterns: Some(vec!["*2".into()]),
+            uri_patterns: None,
+        })
+        .unwrap()
+        .unwrap();
+        let keys: Vec<Vec<KeyValue>> = (1..=5).map(|i| vec![KeyValue::Integer(i)]).collect();
+        let start = RelationPosition::Start;
+        let page = relation_page(
+            ("shop", &info),
+            &start,
+            schema,
+            (&keys, true),
+            (10, Some(&filter)),
+            None,
+        )
+        .unwrap();
+        let names: Vec<String> = page
+            .resources
+            .iter()
+            .map(|r| r.to_resource().unwrap().name.clone())
+            .collect();
+        assert_eq!(names, ["2"], "the schema document and other rows pass");
+        let next = RelationPosition::decode(page.next.as_deref()).unwrap();
+        assert_eq!(next.after_key(), Some(&[KeyValue::Integer(5)][..]));
     }
 }

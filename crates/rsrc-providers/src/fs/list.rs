@@ -8,6 +8,10 @@
 //!   child's name ([`rsrc::keyset`]), so pages stay correct while files come and go.
 //! - Memory per page is bounded by the page size, whatever the tree's size.
 //! - A search examines at most [`SEARCH_SCAN`] files per call and says where to go on.
+//! - A filtered listing (SEP-2564) applies the filter in its walk: a file's name or URI
+//!   is matched before it is listed, a directory none of whose URIs can match is not
+//!   entered, and at most [`Filter::scan`] entries are examined per call; the page then
+//!   goes on after the last entry examined.
 //! - Listings and searches run on blocking threads ([`super::blocking`]): a page costs a
 //!   system call or two per file, which must not hold up the runtime's other requests.
 //!   The one exception costs a system call per directory: a page of the recursive listing
@@ -17,9 +21,9 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
 
-use rsrc::{ListEntry, Page, ResourceError, SearchRequest, keyset};
+use rsrc::{Filter, ListEntry, Page, ResourceError, SearchRequest};
 
-use super::walk::{self, Info, Scope};
+use super::walk::{self, Entry, Info, Scope, Select};
 use super::{ServedRoots, Target, blocking};
 use crate::kit::open::io_error;
 use crate::kit::rel_path::RelPath;
@@ -38,6 +42,14 @@ fn position(root: usize, path: &RelPath) -> Vec<u8> {
         .to_vec();
     v.extend(path.to_position());
     v
+}
+
+/// What a URI is followed by for the URIs below it: `/`, unless it ends with one.
+fn below(mut uri: String) -> String {
+    if !uri.ends_with('/') {
+        uri.push('/');
+    }
+    uri
 }
 
 impl ServedRoots {
@@ -167,6 +179,67 @@ impl ServedRoots {
         Ok(Some((page, scanned && !uncached)))
     }
 
+    /// The default listing under `filter`: every exposed file of every root whose name
+    /// and URI match, in walk order, examining at most [`Filter::scan`] entries in all.
+    pub(super) fn list_selected(
+        &self,
+        after: Option<&[u8]>,
+        limit: usize,
+        filter: &Filter,
+    ) -> Result<Page, ResourceError> {
+        let (mut root, mut pos) = Self::walk_position(after)?;
+        let mut resources = Vec::new();
+        let mut examined = 0;
+        let page = |resources, next| Page {
+            resources,
+            next,
+            cache: self.config.cache,
+        };
+        while root < self.roots.len() {
+            if filter.may_match_below(&below(self.uri(root, &RelPath::root()))) {
+                let file = |dir: &RelPath, e: &Entry| self.selected(root, dir, e, filter);
+                let dir = |dir: &RelPath| filter.may_match_below(&below(self.uri(root, dir)));
+                let select = Select {
+                    file: &file,
+                    dir: &dir,
+                    scan: filter.scan().saturating_sub(examined),
+                };
+                let walked = walk::select_files_after(
+                    &self.scope(root),
+                    pos.as_ref(),
+                    limit - resources.len(),
+                    Some(&select),
+                )
+                .map_err(|e| {
+                    ResourceError::internal(format!("listing {}: {e}", self.roots[root].name))
+                })?;
+                examined += walked.examined;
+                resources.extend(
+                    walked
+                        .files
+                        .iter()
+                        .map(|(dir, e)| self.listed(root, dir, e)),
+                );
+                if let Some(next) = walked.next {
+                    return Ok(page(resources, Some(position(root, &next))));
+                }
+            }
+            root += 1;
+            pos = None;
+            if (resources.len() >= limit || examined >= filter.scan()) && root < self.roots.len() {
+                return Ok(page(resources, Some(position(root, &RelPath::root()))));
+            }
+        }
+        Ok(page(resources, None))
+    }
+
+    /// Whether the entry `e` of `dir` matches `filter`, by the name and URI it is listed
+    /// under (each made only when the filter looks at it).
+    fn selected(&self, root: usize, dir: &RelPath, e: &Entry, filter: &Filter) -> bool {
+        (!filter.filters_names() || filter.matches_name(&e.name.to_string_lossy()))
+            && (!filter.filters_uris() || filter.matches_uri(&self.uri(root, &dir.join(&e.name))))
+    }
+
     /// The files whose path (from the root, with the root's name when several are
     /// served) contains every word, in walk order, from the listing cache where it holds
     /// them; at most `SEARCH_SCAN` files examined per call, the page then says where to go
@@ -227,13 +300,15 @@ impl ServedRoots {
         Ok(page(found, None))
     }
 
-    /// A directory's (or the roots collection's) direct children, keyset-paginated on
-    /// their names (on the roots' indexes).
+    /// A directory's (or the roots collection's) direct children that match `filter`,
+    /// keyset-paginated on their names (on the roots' indexes); a filtered page examines
+    /// at most [`Filter::scan`] children.
     pub(super) fn list_children(
         &self,
         uri: &str,
         after: Option<&[u8]>,
         limit: usize,
+        filter: Option<&Filter>,
     ) -> Result<Page, ResourceError> {
         let (root, dir) = match self.resolve(uri)? {
             Target::Roots => {
@@ -242,9 +317,13 @@ impl ServedRoots {
                     Some(&[hi, lo]) => usize::from(u16::from_be_bytes([hi, lo])) + 1,
                     Some(_) => return Err(ResourceError::bad_position(uri)),
                 };
-                let page = keyset::page(start..self.roots.len(), limit, |&i| {
-                    u16::try_from(i).unwrap_or(u16::MAX).to_be_bytes().to_vec()
-                });
+                let page = rsrc::filter::page(
+                    filter,
+                    start..self.roots.len(),
+                    limit,
+                    |f, &i| f.matches(&self.roots[i].name, &self.uri(i, &RelPath::root())),
+                    |&i| u16::try_from(i).unwrap_or(u16::MAX).to_be_bytes().to_vec(),
+                );
                 let resources = page
                     .items
                     .into_iter()
@@ -267,10 +346,18 @@ impl ServedRoots {
         }
         let after_name = after.map(OsStr::from_bytes);
         // The directory's entries are read sorted and already after the position: the
-        // page is the first `limit` of `limit + 1`.
-        let entries = walk::next_entries(&self.scope(root), &dir, after_name, limit.max(1) + 1)
+        // page is cut from the first `limit + 1` of them, or under a filter from the
+        // first `scan + 1` (enough to tell whether more follow the last one examined).
+        let n = filter.map_or(limit.max(1), Filter::scan) + 1;
+        let entries = walk::next_entries(&self.scope(root), &dir, after_name, n)
             .map_err(|e| io_error(uri, &e))?;
-        let page = keyset::page(entries, limit, |e| e.name.as_bytes().to_vec());
+        let page = rsrc::filter::page(
+            filter,
+            entries,
+            limit,
+            |f, e| self.selected(root, &dir, e, f),
+            |e| e.name.as_bytes().to_vec(),
+        );
         let resources = page
             .items
             .iter()

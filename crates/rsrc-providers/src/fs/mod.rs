@@ -551,12 +551,19 @@ impl Provider for FsProvider {
         req: ListRequest<'_>,
     ) -> Result<Page, ResourceError> {
         let (after, limit) = (req.after.map(<[u8]>::to_vec), req.limit);
-        match req.parent {
-            None => self.served.list_files_ahead(after, limit).await,
-            Some(uri) => {
+        let filter = req.filter.cloned();
+        match (req.parent, filter) {
+            (None, None) => self.served.list_files_ahead(after, limit).await,
+            (None, Some(filter)) => {
+                blocking(&self.served, move |s| {
+                    s.list_selected(after.as_deref(), limit, &filter)
+                })
+                .await
+            }
+            (Some(uri), filter) => {
                 let uri = uri.to_owned();
                 blocking(&self.served, move |s| {
-                    s.list_children(&uri, after.as_deref(), limit)
+                    s.list_children(&uri, after.as_deref(), limit, filter.as_ref())
                 })
                 .await
             }

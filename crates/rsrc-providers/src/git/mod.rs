@@ -353,9 +353,10 @@ impl Provider for GitProvider {
         let parent = req.parent.map(str::to_owned);
         let after = req.after.map(<[u8]>::to_vec);
         let limit = req.limit.max(1);
+        let filter = req.filter.cloned();
         self.blocking(move |s, repo| match parent {
-            None => s.list_refs(repo, after.as_deref(), limit),
-            Some(uri) => s.list_children(repo, &uri, after.as_deref(), limit),
+            None => s.list_refs(repo, after.as_deref(), limit, filter.as_ref()),
+            Some(uri) => s.list_children(repo, &uri, after.as_deref(), limit, filter.as_ref()),
         })
         .await
     }

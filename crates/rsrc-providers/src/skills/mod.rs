@@ -31,8 +31,8 @@ use rsrc::protocol::{
     Body, CacheHint, CacheScope, DIRECTORY_MIME_TYPE, Resource, ResourceContents,
 };
 use rsrc::{
-    ChangeFeed, ListEntry, ListRequest, Page, Provider, ProviderCapabilities, ReadOutput,
-    RequestContext, ResourceError, ServerBuilder, keyset,
+    ChangeFeed, ListRequest, Page, Provider, ProviderCapabilities, ReadOutput, RequestContext,
+    ResourceError, ServerBuilder, keyset,
 };
 use serde_json::{Map, Value, json};
 
@@ -338,18 +338,28 @@ impl Provider for SkillsProvider {
             .map(std::str::from_utf8)
             .transpose()
             .map_err(|_| ResourceError::bad_position(""))?;
-        let limit = req.limit;
-        let (resources, next): (Vec<ListEntry>, Option<Vec<u8>>) = match req.parent {
-            None => {
-                let rest = index.files.range::<str, _>(keyset::range(after));
-                let page = keyset::page(rest, limit, |(u, _)| u.as_bytes().to_vec());
-                let resources = page
-                    .items
-                    .iter()
-                    .map(|(u, f)| Self::file_resource(u, f).into())
-                    .collect();
-                (resources, page.next)
+        // Keyset pages on the URI, the filter applied to each resource as listed.
+        let page = |rest: &mut dyn Iterator<Item = (&String, Resource)>| {
+            let page = rsrc::filter::page(
+                req.filter,
+                rest,
+                req.limit,
+                |f, (_, r)| f.matches_resource(r),
+                |(u, _)| u.as_bytes().to_vec(),
+            );
+            Page {
+                resources: page.items.into_iter().map(|(_, r)| r.into()).collect(),
+                next: page.next,
+                cache: Some(self.served.config.cache),
             }
+        };
+        Ok(match req.parent {
+            None => page(
+                &mut index
+                    .files
+                    .range::<str, _>(keyset::range(after))
+                    .map(|(u, f)| (u, Self::file_resource(u, f))),
+            ),
             Some(parent) => {
                 let Some(children) = index.dirs.get(parent) else {
                     return Err(if index.files.contains_key(parent) {
@@ -358,29 +368,19 @@ impl Provider for SkillsProvider {
                         ResourceError::not_found(parent)
                     });
                 };
-                let rest = children.range::<str, _>(keyset::range(after));
-                let page = keyset::page(rest, limit, |(u, _)| u.as_bytes().to_vec());
-                let resources = page
-                    .items
-                    .iter()
-                    .filter_map(|(u, is_dir)| {
-                        if **is_dir {
-                            Some(Self::dir_resource(u).into())
-                        } else {
-                            index
-                                .files
-                                .get(*u)
-                                .map(|f| Self::file_resource(u, f).into())
-                        }
-                    })
-                    .collect();
-                (resources, page.next)
+                page(
+                    &mut children.range::<str, _>(keyset::range(after)).filter_map(
+                        |(u, is_dir)| {
+                            let r = if *is_dir {
+                                Self::dir_resource(u)
+                            } else {
+                                Self::file_resource(u, index.files.get(u)?)
+                            };
+                            Some((u, r))
+                        },
+                    ),
+                )
             }
-        };
-        Ok(Page {
-            resources,
-            next,
-            cache: Some(self.served.config.cache),
         })
     }
 

@@ -147,6 +147,7 @@ impl Provider for SqliteProvider {
         req: ListRequest<'_>,
     ) -> Result<Page, ResourceError> {
         let limit = req.limit.max(1);
+        let filter = req.filter.cloned();
         let Some(uri) = req.parent else {
             let dbs = self.dbs.clone();
             let after = req.after.map(<[u8]>::to_vec);
@@ -154,7 +155,8 @@ impl Provider for SqliteProvider {
             let budget = self.budget();
             let _stop = StopOnDrop(Arc::clone(&budget));
             return tokio::task::spawn_blocking(move || {
-                list_default(&dbs, &budget, after.as_deref(), limit, cache)
+                let paging = (after.as_deref(), limit, filter.as_ref());
+                list_default(&dbs, &budget, paging, cache)
             })
             .await
             .unwrap_or_else(|e| Err(ResourceError::internal(e)));
@@ -168,13 +170,16 @@ impl Provider for SqliteProvider {
                 Target::Database { .. } => {
                     let after = after.as_deref().map(String::from_utf8_lossy);
                     let rest = keyset::after(&cat.relations, after.as_deref(), |r| r.name());
-                    let page = keyset::page(rest, limit, |r| r.name().as_bytes().to_vec());
+                    let listed = rest.iter().map(|r| (r, relation_resource(&db.name, r)));
+                    let page = rsrc::filter::page(
+                        filter.as_ref(),
+                        listed,
+                        limit,
+                        |f, (_, resource)| f.matches_resource(resource),
+                        |(r, _)| r.name().as_bytes().to_vec(),
+                    );
                     Page {
-                        resources: page
-                            .items
-                            .iter()
-                            .map(|r| relation_resource(&db.name, r).into())
-                            .collect(),
+                        resources: page.items.into_iter().map(|(_, r)| r.into()).collect(),
                         next: page.next,
                         cache,
                     }
@@ -183,13 +188,20 @@ impl Provider for SqliteProvider {
                     let rel = relation(cat, &path)?;
                     let from = RelationPosition::decode(after.as_deref())
                         .ok_or_else(|| OpError::BadPosition)?;
-                    let rows = match from.rows_wanted(limit) {
+                    let rows = match from.rows_to_fetch(limit, filter.as_ref()) {
                         0 => (Vec::new(), true),
                         want => ops::list_keys(c, rel, from.after_key(), want)?,
                     };
                     let schema = schema_resource(&db.name, &rel.info, None);
-                    relation_page(&db.name, &rel.info, &from, schema, (&rows.0, rows.1), cache)
-                        .ok_or(OpError::KeyTooLarge)?
+                    relation_page(
+                        (&db.name, &rel.info),
+                        &from,
+                        schema,
+                        (&rows.0, rows.1),
+                        (limit, filter.as_ref()),
+                        cache,
+                    )
+                    .ok_or(OpError::KeyTooLarge)?
                 }
                 Target::Schema { path, .. } => {
                     relation(cat, &path)?;

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use rsrc::protocol::{CacheHint, Resource, ResourceContents};
-use rsrc::{ListEntry, Page, ResourceError};
+use rsrc::{Filter, ListEntry, Page, ResourceError};
 
 use super::Database;
 use super::catalog::{Catalog, Relation};
@@ -57,12 +57,12 @@ pub(super) fn parse_default_position(bytes: &[u8]) -> Option<(usize, u8, String)
     ))
 }
 
-/// A page of the default listing: each database, its relations and their schema documents.
+/// A page of the default listing: each database, its relations and their schema documents
+/// (those matching `filter`, at most [`Filter::scan`] examined).
 pub(super) fn list_default(
     dbs: &[Arc<Database>],
     budget: &Arc<Budget>,
-    after: Option<&[u8]>,
-    limit: usize,
+    (after, limit, filter): (Option<&[u8]>, usize, Option<&Filter>),
     cache: Option<CacheHint>,
 ) -> Result<Page, ResourceError> {
     let (mut index, mut resume) = match after {
@@ -74,7 +74,10 @@ pub(super) fn list_default(
         }
     };
     let mut resources: Vec<ListEntry> = Vec::with_capacity(limit.min(1024));
+    // The position of the last entry examined (listed, or passed over by the filter).
     let mut last: Option<Vec<u8>> = None;
+    let scan = filter.map_or(usize::MAX, Filter::scan);
+    let mut examined = 0;
     while index < dbs.len() {
         let db = &dbs[index];
         let cat = db
@@ -101,7 +104,8 @@ pub(super) fn list_default(
             entries.push((2, i));
         }
         for (stage, i) in entries {
-            if resources.len() == limit {
+            let full = resources.len() >= limit;
+            if (full && filter.is_none()) || examined == scan {
                 return Ok(Page {
                     resources,
                     next: last,
@@ -119,8 +123,23 @@ pub(super) fn list_default(
                     (schema_resource(&db.name, &rel.info, None), rel.name())
                 }
             };
+            let position = default_position(index, stage, name);
+            if let Some(f) = filter {
+                examined += 1;
+                if !f.matches_resource(&resource) {
+                    last = Some(position);
+                    continue;
+                }
+                if full {
+                    return Ok(Page {
+                        resources,
+                        next: last,
+                        cache,
+                    });
+                }
+            }
             resources.push(resource.into());
-            last = Some(default_position(index, stage, name));
+            last = Some(position);
         }
         index += 1;
         resume = None;

@@ -2,12 +2,15 @@
 //!
 //! Invariant: the capabilities are derived from what the mounted providers offer, so no
 //! provider can offer subscriptions, list changes or completion without the capability
-//! being declared, nor the reverse.
+//! being declared, nor the reverse. `resources.filtering` (SEP-2564) is always declared
+//! with both fields: the engine applies a filter to every provider's listing
+//! (`handlers/listing.rs`), whether or not the provider applies it itself.
 
 use rsrc_protocol::lifecycle::{
-    DiscoverResult, EmptyParams, EmptyResult, InitializeParams, InitializeResult,
-    ResourcesCapability,
+    DiscoverResult, EmptyParams, EmptyResult, FilteringCapability, InitializeParams,
+    InitializeResult, ResourcesCapability,
 };
+use rsrc_protocol::resources::ListFilter;
 use rsrc_protocol::{ProtocolVersion, ServerCapabilities};
 
 use std::sync::Arc;
@@ -27,7 +30,9 @@ pub(crate) fn capabilities(srv: &Server) -> ServerCapabilities {
         resources: Some(ResourcesCapability {
             subscribe: offers_subscriptions(srv).then_some(true),
             list_changed: publishes_list_changes(srv).then_some(true),
-            filtering: None,
+            filtering: Some(FilteringCapability {
+                supported: ListFilter::FIELDS.map(str::to_owned).to_vec(),
+            }),
         }),
         logging: Some(Default::default()),
         completions: completions.then(Default::default),

@@ -36,13 +36,14 @@ pub(super) fn definitions(config: &ToolsConfig) -> Value {
                 "Lists the resources this server offers (files, database rows, repository \
                  files…): everything, or the children of the collection `uri`. At most {} per \
                  call; pass `cursor` from the previous result to go on. `filter` keeps only \
-                 names or URIs matching a glob such as `*.md`.", config.page),
+                 names matching a glob such as `*.md`, or URIs when it holds a `/` \
+                 (`file:///docs/**`).", config.page),
             "inputSchema": {
                 "type": "object",
                 "properties": {
                     "uri": {"type": "string", "description": "A collection to list the children of."},
                     "cursor": {"type": "string", "description": "Where the previous call stopped."},
-                    "filter": {"type": "string", "description": "A glob on names and URIs, e.g. *.md"}
+                    "filter": {"type": "string", "description": "A glob on names (*.md), or on URIs when it holds a / (file:///docs/**)"}
                 }
             },
             "outputSchema": page_of("resources", &resource_item),

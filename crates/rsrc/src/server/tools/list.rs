@@ -1,30 +1,31 @@
 //! `list_resources` and `list_resource_templates`: the listing walked through the
-//! resource handlers, filtered and cut to a page.
+//! resource handlers, cut to a page; `list_resources`'s `filter` is the server's own
+//! SEP-2564 filter (`crate::filter`).
 //!
 //! Invariants: at most `page` items kept, at most `scan` resources examined and
 //! [`MAX_CALLS`] provider calls per call, each page asked no larger than what is still
-//! wanted so that the cursor lands where the call stops; excluded URIs are never listed,
-//! nor templates whose fixed start lies in one.
+//! wanted so that the cursor lands where the call stops (a filtered listing examines at
+//! most `scan` in one handler call, and the call stops there); excluded URIs are never
+//! listed, nor templates whose fixed start lies in one.
 
-use globset::{Glob, GlobMatcher};
-use rsrc_protocol::resources::{ListResourceTemplatesParams, Resource};
+use rsrc_protocol::resources::{ListFilter, ListResourceTemplatesParams};
 use serde_json::{Map, Value, json};
 
 use super::shape::{item, one_line, page_result, table};
 use super::{MAX_CALLS, Outcome, ToolError, ToolsConfig, string_arg, uri_arg};
 use crate::context::RequestContext;
+use crate::filter::Filter;
 use crate::server::{Server, handlers};
 
-/// Walks the listing (of `parent`, or everything) from `cursor`, keeping what `keep`
-/// accepts: at most `page` kept, at most `scan` examined. Returns the kept items and where
-/// to go on.
+/// Walks the listing (of `parent`, or everything) from `cursor` under `filter`: at most
+/// `page` kept, at most `scan` examined. Returns the kept items and where to go on.
 async fn scan(
     srv: &Server,
     ctx: &RequestContext,
     config: &ToolsConfig,
     parent: Option<&str>,
     mut cursor: Option<String>,
-    keep: impl Fn(&Resource) -> bool,
+    filter: Option<&Filter>,
 ) -> Result<(Vec<Value>, Option<String>), ToolError> {
     let mut kept = Vec::new();
     let (mut examined, mut calls) = (0, 0);
@@ -33,20 +34,22 @@ async fn scan(
         // this call stops.
         let want = config.page - kept.len();
         let limit = want.min(config.scan - examined).max(1);
-        let (page, next, _) = handlers::listing(srv, ctx, parent, cursor.as_deref(), limit).await?;
+        let (page, next, _) =
+            handlers::listing(srv, ctx, parent, cursor.as_deref(), limit, filter).await?;
         examined += page.len();
         calls += 1;
         for listed in &page {
             if let Some(r) = listed.to_resource()
                 && config.offers(&r.uri)
-                && keep(&r)
             {
                 kept.push(item(&r));
             }
         }
         cursor = next;
-        // Providers may return short (even empty) pages: the calls are bounded too.
+        // Providers may return short (even empty) pages: the calls are bounded too. A
+        // filtered page has examined what one call may (`scan`), however short it is.
         if cursor.is_none()
+            || filter.is_some()
             || kept.len() >= config.page
             || examined >= config.scan
             || calls >= MAX_CALLS
@@ -68,22 +71,35 @@ pub(super) async fn list_resources(
     let cursor = string_arg(args, "cursor")?.map(str::to_owned);
     let filter = match string_arg(args, "filter")? {
         None => None,
-        Some(pattern) => Some(glob(pattern)?),
+        Some(pattern) => glob(pattern, config)?,
     };
-    let (items, next) = scan(srv, ctx, config, parent.as_deref(), cursor, |r| {
-        filter
-            .as_ref()
-            .is_none_or(|g| g.is_match(&r.name) || g.is_match(&r.uri))
-    })
-    .await?;
+    let (items, next) = scan(srv, ctx, config, parent.as_deref(), cursor, filter.as_ref()).await?;
     let text = table(&items, next.as_deref(), "No resources.");
     Ok(page_result("resources", items, next, text))
 }
 
-fn glob(pattern: &str) -> Result<GlobMatcher, ToolError> {
-    Glob::new(pattern)
-        .map(|g| g.compile_matcher())
-        .map_err(|e| ToolError::Argument(format!("`filter` is not a glob: {e}")))
+/// The tool's `filter`: one glob on names, or on URIs when it holds a `/`, as the
+/// server's filter, examining at most `scan` resources.
+fn glob(pattern: &str, config: &ToolsConfig) -> Result<Option<Filter>, ToolError> {
+    let patterns = Some(vec![pattern.to_owned()]);
+    let filter = if pattern.contains('/') {
+        ListFilter {
+            uri_patterns: patterns,
+            ..ListFilter::default()
+        }
+    } else {
+        ListFilter {
+            name_patterns: patterns,
+            ..ListFilter::default()
+        }
+    };
+    match Filter::new(&filter) {
+        Ok(filter) => Ok(filter.map(|f| f.with_scan(config.scan))),
+        Err(e) => Err(ToolError::Argument(format!(
+            "`filter` {pattern:?} is not a glob: {}",
+            e.reason()
+        ))),
+    }
 }
 
 pub(super) async fn list_resource_templates(

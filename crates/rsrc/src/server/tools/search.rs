@@ -69,6 +69,7 @@ pub(super) async fn search_resources(
                     parent: None,
                     after: after.as_deref(),
                     limit: want.min(config.scan - examined).max(1),
+                    filter: None,
                 };
                 let mut page = mount.provider.list(ctx, list).await?;
                 examined += page.resources.len();
