@@ -277,7 +277,10 @@ async fn the_api_lists_reads_completes_searches_and_bundles() {
 
     let (_, found) = ui.api("/api/search?q=GETTING").await;
     let hit = &found["servers"][0];
-    assert_eq!(hit["byServer"], false);
+    assert_eq!(
+        hit["byServer"], true,
+        "the sample declares SEP-2564 filtering"
+    );
     assert_eq!(
         hit["resources"][0]["uri"],
         "sample:///guide/getting-started.md"

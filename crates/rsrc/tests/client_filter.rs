@@ -5,7 +5,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rsrc::client::{Client, ClientOptions, EraPreference};
+use rsrc::client::{Client, ClientOptions, EraPreference, in_any_segment};
+use rsrc::filter::Filter;
 use rsrc::protocol::ProtocolVersion;
 use rsrc::protocol::resources::ListFilter;
 use serde_json::{Value, json};
@@ -19,8 +20,8 @@ const ITEMS: [(&str, &str); 4] = [
 ];
 
 /// A legacy server over a byte stream listing `ITEMS` two per page. When `declares`, it
-/// declares filtering; when `applies`, it honours `filter` (by substring of the glob's
-/// text between stars, enough for these tests). Every `resources/list` params is logged.
+/// declares filtering; when `applies`, it honours `filter` with rsrc's own rule. Every
+/// `resources/list` params is logged.
 async fn server(declares: bool, applies: bool) -> (Client, Arc<Mutex<Vec<Value>>>) {
     let (client_end, server_end) = tokio::io::duplex(64 * 1024);
     let log = Arc::new(Mutex::new(Vec::new()));
@@ -45,15 +46,12 @@ async fn server(declares: bool, applies: bool) -> (Client, Arc<Mutex<Vec<Value>>
                 "resources/list" => {
                     let params = msg["params"].clone();
                     seen.lock().unwrap().push(params.clone());
-                    let keep = |field: &str, value: &str| match params["filter"][field].as_array() {
-                        Some(globs) if applies => globs
-                            .iter()
-                            .any(|g| value.contains(g.as_str().unwrap().trim_matches('*'))),
-                        _ => true,
-                    };
+                    let filter: ListFilter =
+                        serde_json::from_value(params["filter"].clone()).unwrap_or_default();
+                    let filter = Filter::new(&filter).unwrap().filter(|_| applies);
                     let all: Vec<Value> = ITEMS
                         .iter()
-                        .filter(|(n, u)| keep("namePatterns", n) && keep("uriPatterns", u))
+                        .filter(|(n, u)| filter.as_ref().is_none_or(|f| f.matches(n, u)))
                         .map(|(n, u)| json!({"uri": u, "name": n}))
                         .collect();
                     let from: usize = params["cursor"].as_str().map_or(0, |c| c.parse().unwrap());
@@ -138,20 +136,24 @@ async fn a_server_that_declares_filtering_but_ignores_it_cannot_widen_the_answer
 #[tokio::test]
 async fn a_search_by_name_or_uri_is_two_filtered_listings_merged_once() {
     let (client, log) = server(true, true).await;
+    let names_sent = ["*docs*".to_owned(), "*README*".to_owned()];
+    let uris_sent: Vec<String> = names_sent.iter().flat_map(|g| in_any_segment(g)).collect();
     let got = client
-        .search_resources(None, &["*docs*".into(), "*README*".into()], 10)
+        .search_resources(None, &names_sent, &uris_sent, 10)
         .await
         .unwrap();
     assert!(got.by_server);
     assert_eq!(names(&got.items), ["README.md", "guide.md", "notes.txt"]);
     let log = log.lock().unwrap();
     let filters: Vec<&Value> = log.iter().map(|p| &p["filter"]).collect();
+    let by_uri =
+        json!({"uriPatterns": ["**/*docs*", "**/*docs*/**", "**/*README*", "**/*README*/**"]});
     assert_eq!(
         filters,
         [
             &json!({"namePatterns": ["*docs*", "*README*"]}),
-            &json!({"uriPatterns": ["*docs*", "*README*"]}),
-            &json!({"uriPatterns": ["*docs*", "*README*"]}),
+            &by_uri,
+            &by_uri,
         ]
     );
 }

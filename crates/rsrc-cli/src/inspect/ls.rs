@@ -7,10 +7,11 @@
 //! warning on stderr, never silently.
 //!
 //! `--filter` on a server that declares SEP-2564 filtering of names and URIs (and without
-//! `--tree`) asks the server for the resources whose name or URI matches
-//! ([`rsrc::client::Client::search_resources`]) instead of listing everything; elsewhere
-//! (or with `--filter-here`) every resource is listed and matched here, on its title and
-//! MIME type too.
+//! `--tree`) asks the server for the resources whose name, or one of whose URI segments,
+//! matches ([`rsrc::client::Client::search_resources`]) instead of listing everything;
+//! elsewhere (or with `--filter-here`, or a pattern with `{…}` alternatives, which a
+//! server would read literally) every resource is listed and matched here, on its title
+//! and MIME type too.
 
 use std::collections::BTreeMap;
 
@@ -41,7 +42,8 @@ pub(crate) struct LsArgs {
     /// Keep resources whose name, title, URI or MIME type matches this glob
     /// (case-insensitive; a pattern without `*?[{` matches anywhere); repeatable, any
     /// pattern may match. A server that declares filtering (SEP-2564) is asked for the
-    /// names and URIs that match instead (titles and MIME types are then not searched).
+    /// names and URI segments that match instead (titles and MIME types are then not
+    /// searched).
     #[arg(long, value_name = "GLOB")]
     filter: Vec<String>,
     /// Match `--filter` here on every resource listed, even if the server could filter.
@@ -100,19 +102,24 @@ pub(super) async fn run(a: LsArgs) -> Result<(), Failure> {
     if a.tree {
         return ls_tree(&s, a.uri, a.depth, &filter, a.json).await;
     }
-    let globs: Vec<String> = a
+    let names: Vec<String> = a
         .filter
         .iter()
         .flat_map(|p| rsrc::client::spellings(&anywhere(p)))
         .collect();
+    let uris: Vec<String> = names
+        .iter()
+        .flat_map(|g| rsrc::client::in_any_segment(g))
+        .collect();
     let by_server = ListFilter {
-        name_patterns: Some(globs.clone()),
-        uri_patterns: Some(globs.clone()),
+        name_patterns: Some(names.clone()),
+        uri_patterns: Some(uris.clone()),
     };
-    if filter.active() && !a.filter_here && s.client.filters(&by_server) {
+    let expressible = a.filter.iter().all(|p| rsrc::client::expressible(p));
+    if filter.active() && !a.filter_here && expressible && s.client.filters(&by_server) {
         let found = s
             .client
-            .search_resources(a.uri.as_deref(), &globs, s.max_pages)
+            .search_resources(a.uri.as_deref(), &names, &uris, s.max_pages)
             .await?;
         if found.truncated {
             warn(&format!(

@@ -590,15 +590,24 @@ async fn search_one(slot: &Slot, glob: &str, matcher: &Matcher) -> Value {
         Ok(c) => c,
         Err(e) => return json!({"server": slot.id, "error": ApiError::from(e).body}),
     };
-    let by_server = client.filters(&ListFilter {
-        name_patterns: Some(vec![glob.to_owned()]),
-        uri_patterns: Some(vec![glob.to_owned()]),
-    });
+    let names = rsrc::client::spellings(glob);
+    let uris: Vec<String> = names
+        .iter()
+        .flat_map(|g| rsrc::client::in_any_segment(g))
+        .collect();
+    let by_server = rsrc::client::expressible(glob)
+        && client.filters(&ListFilter {
+            name_patterns: Some(names.clone()),
+            uri_patterns: Some(uris.clone()),
+        });
     // A server that filters is asked for the names and URIs that match (as typed and in
     // the usual cases); any other lists everything, matched here on every field.
     let listed = if by_server {
-        let globs = rsrc::client::spellings(glob);
-        call(slot, client.search_resources(None, &globs, SEARCH_PAGES)).await
+        call(
+            slot,
+            client.search_resources(None, &names, &uris, SEARCH_PAGES),
+        )
+        .await
     } else {
         call(
             slot,

@@ -7,7 +7,8 @@ error message it sends tries to run script in the page (each attempt sets
 clients fall back to `initialize`), declares SEP-2564 filtering and applies it (fnmatch
 globs: fields ANDed, patterns ORed), and logs every request it receives, one JSON line
 each, to the file named by HOSTILE_LOG. Reading `hostile:///die` makes it exit, reading
-`hostile:///hang` makes it stop answering.
+`hostile:///hang` makes it stop answering. With HOSTILE_NO_FILTERING set it declares no
+filtering (and gets none), as a server that predates SEP-2564.
 """
 
 import base64
@@ -86,10 +87,11 @@ def listing(params):
 
 def answer(method, params):
     if method == 'initialize':
+        resources = {'subscribe': True, 'listChanged': True}
+        if not os.environ.get('HOSTILE_NO_FILTERING'):
+            resources['filtering'] = {'supported': ['namePatterns', 'uriPatterns']}
         return {'protocolVersion': '2025-11-25',
-                'capabilities': {'resources': {'subscribe': True, 'listChanged': True,
-                                               'filtering': {'supported': ['namePatterns', 'uriPatterns']}},
-                                 'completions': {}},
+                'capabilities': {'resources': resources, 'completions': {}},
                 'serverInfo': {'name': f'hostile {SCRIPT}', 'version': IMG},
                 'instructions': SCRIPT}
     if method == 'resources/list':

@@ -5,15 +5,14 @@
 //! Invariants:
 //! - A `filter` is sent only to a server whose `resources.filtering.supported` names every
 //!   field the filter uses; any other server gets plain listings, filtered here.
-//! - Every item these helpers return matches the filter under this module's rule
-//!   ([`FilterRule`]), checked here even when the server filtered: a server that filters
-//!   loosely (or not at all) cannot widen the answer.
+//! - Every item these helpers return matches the filter under the server's own rule
+//!   ([`crate::filter`], one rule for both sides), checked here even when the server
+//!   filtered: a server that filters loosely (or not at all) cannot widen the answer.
 //! - Listings follow cursors under the page cap like every other listing of the client.
 //!
-//! The rule: a glob's `*` matches any run of characters (`/` included), `?` one
-//! character, `[…]` a class and `{a,b}` alternatives, case-sensitively; the patterns of one
-//! field are ORed, the fields present are ANDed, and an absent or empty field does not
-//! filter.
+//! The rule is `crate::filter`'s: in a name `*` matches any run of characters; in a URI
+//! it stays within one segment and `**` spans segments; the patterns of one field are
+//! ORed, the fields present are ANDed, and an absent or empty field does not filter.
 
 use rsrc_protocol::resources::{
     ListFilter, ListResourceTemplatesParams, ListResourceTemplatesResult, ListResourcesParams,
@@ -22,6 +21,7 @@ use rsrc_protocol::resources::{
 use rsrc_protocol::{Resource, ResourceTemplate, methods};
 
 use super::{Client, ClientError};
+use crate::filter::Filter;
 
 /// A listing narrowed by a filter.
 #[derive(Debug, Clone, Default)]
@@ -35,54 +35,42 @@ pub struct Filtered<T> {
     pub by_server: bool,
 }
 
-/// A [`ListFilter`] compiled to match items here, with the rule of this module.
-#[derive(Debug, Clone)]
-pub struct FilterRule {
-    names: Option<globset::GlobSet>,
-    uris: Option<globset::GlobSet>,
+/// `filter` compiled with the server's rule; `None` when it filters nothing.
+fn compile(filter: &ListFilter) -> Result<Option<Filter>, ClientError> {
+    Filter::new(filter).map_err(|e| ClientError::Protocol(format!("invalid filter: {e}")))
 }
 
-fn glob_set(patterns: Option<&Vec<String>>) -> Result<Option<globset::GlobSet>, ClientError> {
-    let Some(patterns) = patterns.filter(|p| !p.is_empty()) else {
-        return Ok(None);
-    };
-    let mut set = globset::GlobSetBuilder::new();
-    for p in patterns {
-        let glob = globset::GlobBuilder::new(p)
-            .literal_separator(false)
-            .backslash_escape(true)
-            .build()
-            .map_err(|e| ClientError::Protocol(format!("bad glob {p:?}: {e}")))?;
-        set.add(glob);
-    }
-    set.build()
-        .map(Some)
-        .map_err(|e| ClientError::Protocol(format!("bad globs: {e}")))
+/// Whether an item named `name` at `uri` passes `filter` (everything passes no filter).
+fn passes(filter: Option<&Filter>, name: &str, uri: &str) -> bool {
+    filter.is_none_or(|f| f.matches(name, uri))
 }
 
-impl FilterRule {
-    /// Compiles `filter`; a pattern that is not a glob is an error.
-    pub fn new(filter: &ListFilter) -> Result<FilterRule, ClientError> {
-        Ok(FilterRule {
-            names: glob_set(filter.name_patterns.as_ref())?,
-            uris: glob_set(filter.uri_patterns.as_ref())?,
-        })
-    }
-
-    /// Whether an item with this name and URI (a template's `uriTemplate`) matches.
-    pub fn matches(&self, name: &str, uri: &str) -> bool {
-        self.names.as_ref().is_none_or(|s| s.is_match(name))
-            && self.uris.as_ref().is_none_or(|s| s.is_match(uri))
-    }
-}
-
-/// A search text as a glob: as it is when it holds a glob character (`*?[{`), else a
-/// glob matching it anywhere (`*text*`).
+/// A search text as a name glob: as it is when it holds a glob character (`*?[{\\`),
+/// else a glob matching it anywhere in a name (`*text*`). (`{` stands for itself in a
+/// server's pattern: see [`expressible`].)
 pub fn anywhere(text: &str) -> String {
-    if text.contains(['*', '?', '[', '{']) {
+    if text.contains(['*', '?', '[', '{', '\\']) {
         text.to_owned()
     } else {
         format!("*{text}*")
+    }
+}
+
+/// Whether a local glob means the same to a server that filters: braces are
+/// alternatives here (`{a,b}`) and literal characters in SEP-2564 patterns, so a glob
+/// holding one is matched here, never sent.
+pub fn expressible(glob: &str) -> bool {
+    !glob.contains(['{', '}'])
+}
+
+/// The URI globs for a name glob: a URI one of whose segments matches `glob`
+/// (`**/glob`, `**/glob/**`), since in a URI `*` stays within a segment. A glob naming a
+/// `/` is already about whole URIs and is kept as it is.
+pub fn in_any_segment(glob: &str) -> Vec<String> {
+    if glob.contains('/') {
+        vec![glob.to_owned()]
+    } else {
+        vec![format!("**/{glob}"), format!("**/{glob}/**")]
     }
 }
 
@@ -174,17 +162,17 @@ impl Client {
         filter: &ListFilter,
         max_pages: usize,
     ) -> Result<Filtered<Resource>, ClientError> {
-        let rule = FilterRule::new(filter)?;
+        let rule = compile(filter)?;
         let by_server = self.filters(filter);
         let sent = by_server.then(|| filter.clone());
-        let (rule, sent) = (&rule, &sent);
+        let (rule, sent) = (rule.as_ref(), &sent);
         let all = super::paging::collect(max_pages, |cursor| async move {
             let page = self
                 .list_resources_filtered(cursor, uri.map(str::to_owned), sent.clone())
                 .await?;
             let kept = page.resources.into_iter();
             Ok((
-                kept.filter(|r| rule.matches(&r.name, &r.uri)).collect(),
+                kept.filter(|r| passes(rule, &r.name, &r.uri)).collect(),
                 page.next_cursor,
             ))
         })
@@ -203,15 +191,15 @@ impl Client {
         filter: &ListFilter,
         max_pages: usize,
     ) -> Result<Filtered<ResourceTemplate>, ClientError> {
-        let rule = FilterRule::new(filter)?;
+        let rule = compile(filter)?;
         let by_server = self.filters(filter);
         let sent = by_server.then(|| filter.clone());
-        let (rule, sent) = (&rule, &sent);
+        let (rule, sent) = (rule.as_ref(), &sent);
         let all = super::paging::collect(max_pages, |cursor| async move {
             let page = self.list_templates_filtered(cursor, sent.clone()).await?;
             let kept = page.resource_templates.into_iter();
             Ok((
-                kept.filter(|t| rule.matches(&t.name, &t.uri_template))
+                kept.filter(|t| passes(rule, &t.name, &t.uri_template))
                     .collect(),
                 page.next_cursor,
             ))
@@ -224,35 +212,37 @@ impl Client {
         })
     }
 
-    /// Resources (of `uri`, or all) whose name **or** URI matches one of `globs`. A filter's
-    /// fields are ANDed, so on a server that filters this is two filtered listings (names,
-    /// then URIs) merged, each resource once; elsewhere one listing matched here.
+    /// Resources (of `uri`, or all) whose name matches one of `names` **or** whose URI
+    /// matches one of `uris` (see [`in_any_segment`]). A filter's fields are ANDed, so on a
+    /// server that filters this is two filtered listings (names, then URIs) merged, each
+    /// resource once; elsewhere one listing matched here.
     pub async fn search_resources(
         &self,
         uri: Option<&str>,
-        globs: &[String],
+        names: &[String],
+        uris: &[String],
         max_pages: usize,
     ) -> Result<Filtered<Resource>, ClientError> {
         let by_name = ListFilter {
-            name_patterns: Some(globs.to_vec()),
+            name_patterns: Some(names.to_vec()),
             uri_patterns: None,
         };
         let by_uri = ListFilter {
             name_patterns: None,
-            uri_patterns: Some(globs.to_vec()),
+            uri_patterns: Some(uris.to_vec()),
         };
         if !(self.filters(&by_name) && self.filters(&by_uri)) {
-            let names = FilterRule::new(&by_name)?;
-            let uris = FilterRule::new(&by_uri)?;
+            let names = compile(&by_name)?;
+            let uris = compile(&by_uri)?;
             let everything = self
                 .list_matching(uri, &ListFilter::default(), max_pages)
                 .await?;
+            let wanted = |r: &Resource| {
+                names.as_ref().is_some_and(|f| f.matches(&r.name, &r.uri))
+                    || uris.as_ref().is_some_and(|f| f.matches(&r.name, &r.uri))
+            };
             return Ok(Filtered {
-                items: everything
-                    .items
-                    .into_iter()
-                    .filter(|r| names.matches(&r.name, &r.uri) || uris.matches(&r.name, &r.uri))
-                    .collect(),
+                items: everything.items.into_iter().filter(wanted).collect(),
                 truncated: everything.truncated,
                 by_server: false,
             });
@@ -272,43 +262,30 @@ impl Client {
 mod tests {
     use super::*;
 
-    fn filter(names: &[&str], uris: &[&str]) -> ListFilter {
-        let list = |p: &[&str]| (!p.is_empty()).then(|| p.iter().map(|s| s.to_string()).collect());
-        ListFilter {
-            name_patterns: list(names),
-            uri_patterns: list(uris),
-        }
+    #[test]
+    fn a_word_is_found_anywhere_in_a_name_and_in_any_segment_of_a_uri() {
+        assert_eq!(anywhere("guide"), "*guide*");
+        assert_eq!(anywhere("*.md"), "*.md");
+        let uris = ListFilter {
+            name_patterns: None,
+            uri_patterns: Some(in_any_segment(&anywhere("guide"))),
+        };
+        let f = compile(&uris).unwrap().unwrap();
+        assert!(f.matches("x", "file:///docs/guide.md"));
+        assert!(f.matches("x", "file:///guides/a.md"));
+        assert!(f.matches("x", "sample:guide"));
+        assert!(!f.matches("x", "file:///docs/manual.md"));
+        assert_eq!(in_any_segment("file:///docs/*"), ["file:///docs/*"]);
     }
 
     #[test]
-    fn fields_are_anded_and_patterns_within_a_field_ored() {
-        let rule = FilterRule::new(&filter(&["*.md", "*.txt"], &["file:///docs/**"])).unwrap();
-        assert!(rule.matches("a.md", "file:///docs/a.md"));
-        assert!(rule.matches("b.txt", "file:///docs/sub/b.txt"));
-        assert!(!rule.matches("a.md", "file:///src/a.md"));
-        assert!(!rule.matches("a.rs", "file:///docs/a.rs"));
-    }
-
-    #[test]
-    fn an_absent_or_empty_field_does_not_filter() {
-        let rule = FilterRule::new(&ListFilter {
-            name_patterns: Some(vec![]),
+    fn an_invalid_filter_is_an_error_naming_the_pattern() {
+        let bad = ListFilter {
+            name_patterns: Some(vec!["[a".into()]),
             uri_patterns: None,
-        })
-        .unwrap();
-        assert!(rule.matches("anything", "x:y"));
-    }
-
-    #[test]
-    fn a_star_crosses_slashes_and_matching_is_case_sensitive() {
-        let rule = FilterRule::new(&filter(&[], &["file:///*.md"])).unwrap();
-        assert!(rule.matches("n", "file:///a/b/c.md"));
-        assert!(!rule.matches("n", "file:///a/b/c.MD"));
-    }
-
-    #[test]
-    fn a_bad_glob_is_an_error() {
-        assert!(FilterRule::new(&filter(&["[a"], &[])).is_err());
+        };
+        let e = compile(&bad).unwrap_err().to_string();
+        assert!(e.contains("namePatterns[0]"), "{e}");
     }
 
     #[test]

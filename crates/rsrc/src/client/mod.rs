@@ -38,7 +38,7 @@ use rsrc_protocol::{Implementation, ProtocolVersion, RequestMeta, ServerCapabili
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use era::negotiate;
-pub use filter::{FilterRule, Filtered, anywhere, spellings};
+pub use filter::{Filtered, anywhere, expressible, in_any_segment, spellings};
 pub use io::Notification;
 pub use paging::Collected;
 pub use watch::{Change, Watch};
