@@ -707,3 +707,71 @@ async fn a_statement_stopped_by_its_time_limit_looks_like_sqlites() {
         .await;
     assert_eq!(ok["result"]["resource"]["resourceType"], "collection");
 }
+
+/// `tools = false` on a PostgreSQL source: no spelling of its URIs reaches it through the
+/// tools (the other database, served beside it, still does).
+#[tokio::test]
+async fn a_database_kept_out_of_the_tools_stays_out_in_every_spelling() {
+    let Some(db) = database(SHOP).await else {
+        return;
+    };
+    let config = || PostgresConfig {
+        watch: false,
+        ..PostgresConfig::default()
+    };
+    let shop = PostgresProvider::connect(Some("shop".into()), &db.url, config())
+        .await
+        .unwrap();
+    let other = PostgresProvider::connect(Some("other".into()), &db.url, config())
+        .await
+        .unwrap();
+    let server = Server::builder("pg-tools", "1")
+        .mount(shop.prefix().to_owned(), shop)
+        .mount(other.prefix().to_owned(), other)
+        .tools(ToolsConfig {
+            excluded: vec!["db://shop".into()],
+            ..ToolsConfig::default()
+        })
+        .build()
+        .unwrap();
+    let mut peer = common::peer_for(&server).await;
+    let mut tool = async |name: &str, arguments: serde_json::Value| {
+        peer.call(
+            "tools/call",
+            serde_json::json!({"name": name, "arguments": arguments}),
+        )
+        .await["result"]
+            .clone()
+    };
+    for uri in [
+        "db://shop/public/users/1",
+        "db://shop/%70ublic/users/1",
+        "db://%73hop/public/users/1",
+        "DB://SHOP/public/users/1",
+        "db://other/../shop/public/users/1",
+        "db://shop",
+    ] {
+        for name in ["read_resource", "list_resources"] {
+            let r = tool(name, serde_json::json!({"uri": uri})).await;
+            assert_eq!(r["isError"], true, "{name} {uri}: {r}");
+        }
+    }
+    let read = tool(
+        "read_resource",
+        serde_json::json!({"uri": "db://other/public/users/1"}),
+    )
+    .await;
+    assert_ne!(
+        read["isError"], true,
+        "the other database is offered: {read}"
+    );
+    let found = tool("search_resources", serde_json::json!({"query": "users"})).await;
+    let uris: Vec<&str> = found["structuredContent"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert!(!uris.is_empty(), "{found}");
+    assert!(uris.iter().all(|u| !u.starts_with("db://shop")), "{uris:?}");
+}
