@@ -142,6 +142,10 @@ pub struct FilterConfig {
     pub include: Vec<String>,
     /// Files and directories matching one of these globs are never exposed.
     pub exclude: Vec<String>,
+    /// Files never exposed wherever they lie in the root: the server's own secrets (its
+    /// configuration, key, token and password files). Withheld by path (and so through a
+    /// symbolic link) and, when read, by identity (device and inode: a hard link too).
+    pub withheld: Vec<PathBuf>,
 }
 
 impl FilterConfig {
@@ -152,6 +156,7 @@ impl FilterConfig {
             respect_ignore_files: true,
             include: Vec::new(),
             exclude: Vec::new(),
+            withheld: Vec::new(),
         }
     }
 }
@@ -181,6 +186,10 @@ pub(crate) struct Filter {
     respect_ignore_files: bool,
     include: Option<GlobSet>,
     exclude: Option<GlobSet>,
+    /// [`FilterConfig::withheld`] inside the root, relative to it.
+    withheld_paths: Vec<PathBuf>,
+    /// [`FilterConfig::withheld`] as (device, inode).
+    withheld_ids: Vec<(u64, u64)>,
     ignore_cache: Mutex<IgnoreCache>,
 }
 
@@ -220,14 +229,39 @@ fn read_rules(dir_handle: &Dir, dir: &RelPath) -> DirIgnore {
 }
 
 impl Filter {
-    pub(crate) fn new(config: &FilterConfig) -> Result<Filter, String> {
+    /// The rules of `config` for the root at `root`.
+    pub(crate) fn new(config: &FilterConfig, root: &Path) -> Result<Filter, String> {
+        use std::os::unix::fs::MetadataExt as _;
+        let root = std::fs::canonicalize(root).ok();
+        let mut withheld_paths = Vec::new();
+        let mut withheld_ids = Vec::new();
+        for file in &config.withheld {
+            // One that does not exist has nothing to withhold.
+            if let Ok(md) = std::fs::metadata(file) {
+                withheld_ids.push((md.dev(), md.ino()));
+            }
+            if let (Some(root), Ok(file)) = (&root, std::fs::canonicalize(file))
+                && let Ok(rel) = file.strip_prefix(root)
+            {
+                withheld_paths.push(rel.to_path_buf());
+            }
+        }
         Ok(Filter {
             include_hidden: config.include_hidden,
             respect_ignore_files: config.respect_ignore_files,
             include: globset(&config.include)?,
             exclude: globset(&config.exclude)?,
+            withheld_paths,
+            withheld_ids,
             ignore_cache: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Whether the file opened with metadata `md` is one of [`FilterConfig::withheld`]
+    /// (by any name).
+    pub(crate) fn withholds(&self, md: &cap_std::fs::Metadata) -> bool {
+        use cap_std::fs::MetadataExt as _;
+        !self.withheld_ids.is_empty() && self.withheld_ids.contains(&(md.dev(), md.ino()))
     }
 
     /// The ignore rules of the directory `dir`, read on first use.
@@ -295,10 +329,17 @@ impl Filter {
         {
             return false;
         }
-        if self.exclude.is_none() && self.include.is_none() && rules.rules.is_empty() {
+        if self.exclude.is_none()
+            && self.include.is_none()
+            && rules.rules.is_empty()
+            && self.withheld_paths.is_empty()
+        {
             return true;
         }
         let rel = rules.path.join(name);
+        if self.withheld_paths.contains(&rel) {
+            return false;
+        }
         if self.exclude.as_ref().is_some_and(|g| g.is_match(&rel)) {
             return false;
         }
