@@ -33,6 +33,7 @@ mod error;
 mod extension;
 #[doc(hidden)]
 pub mod fuzzing;
+mod keyring;
 pub mod keyset;
 mod provider;
 mod resource_set;
