@@ -78,6 +78,43 @@ fn source_base(at: &Location, name: Option<&str>, several: bool) -> String {
     base
 }
 
+/// What this instance serves, one line per source, for the check that instances sharing
+/// a bus namespace serve the same (`RedisBusOptions::serves`): the source's kind and
+/// name, where it is, and what decides which of its changes are published.
+fn serves(config: &Config) -> Vec<String> {
+    config
+        .resolved()
+        .iter()
+        .map(|s| {
+            let (kind, at) = match &s.at {
+                Location::Directory(p) => ("directory", place(p)),
+                Location::Sqlite(p) => ("sqlite", place(p)),
+                Location::Postgres(url) => ("postgres", redact(url)),
+                Location::Git(p) => ("git", place(p)),
+                Location::Skills(p) => ("skills", place(p)),
+            };
+            let o = &s.options;
+            format!(
+                "{kind}:{} {at} hidden={:?} ignore_files={:?} include={:?} exclude={:?}",
+                s.name.as_deref().unwrap_or_default(),
+                o.hidden,
+                o.ignore_files,
+                o.include,
+                o.exclude,
+            )
+        })
+        .collect()
+}
+
+/// Where a path leads (links resolved), as the same text on every instance that sees the
+/// same place at the same path.
+fn place(path: &std::path::Path) -> String {
+    std::fs::canonicalize(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string()
+}
+
 /// The files holding the server's own configuration and secrets: never served, even
 /// from a served directory.
 fn own_files(config: &Config) -> Vec<PathBuf> {
@@ -123,8 +160,27 @@ pub(super) fn build(
         builder = builder.cursor_keys(read_key_file(path, "cursor key", open)?);
     }
     if let Some(url) = &cluster.bus {
+        let Some(key_file) = &cluster.bus_key_file else {
+            return Err(format!(
+                "--bus {}: needs --bus-key-file (bus_key_file in [cluster]): a key every instance shares authenticates what they write to Redis (write one with `openssl rand -hex 32 > bus.keys`, readable by its owner only)",
+                redact(url)
+            )
+            .into());
+        };
         let mut options = RedisBusOptions::default();
         options.namespace.clone_from(&cluster.namespace);
+        options.keys = read_key_file(key_file, "bus key", open)?;
+        options.password = match &cluster.bus_password_file {
+            Some(path) => Some(read_text_secret(path, "Redis password", open)?),
+            None => None,
+        };
+        options.ca_pem = match &cluster.bus_ca_file {
+            Some(path) => {
+                Some(std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?)
+            }
+            None => None,
+        };
+        options.serves = serves(config);
         let bus = runtime
             .block_on(RedisBus::connect(url, options))
             .map_err(|e| {

@@ -17,11 +17,10 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use redis::AsyncCommands as _;
 use redis::aio::MultiplexedConnection;
 
 use super::subscribe::beat_every;
-use super::wire::{Out, encode};
+use super::wire::Out;
 use super::{BusState, connect};
 
 pub(super) type LeaseState = Arc<Mutex<Option<Instant>>>;
@@ -48,12 +47,14 @@ pub(super) async fn give_up(s: &BusState) {
             })
             .collect()
     };
-    if keys.is_empty() {
-        return;
-    }
     let release = redis::Script::new(RELEASE);
     let gone = async {
         let mut c = connect(&s.client, s.options.timeout).await?;
+        // This instance no longer serves anything here.
+        redis::cmd("DEL")
+            .arg(s.member_record().0)
+            .query_async::<i64>(&mut c)
+            .await?;
         for key in &keys {
             release
                 .key(key)
@@ -162,8 +163,16 @@ pub(super) async fn keep_leases(shared: Weak<BusState>, conn: MultiplexedConnect
                 }
             }
             if full && !failed {
-                let beat: redis::RedisResult<i64> =
-                    c.publish(&s.channel, encode(&s.id, &Out::Beat)).await;
+                // The heartbeat, and this instance's record of what it serves (which
+                // lives as long as its leases would).
+                let (member, record) = s.member_record();
+                let beat: redis::RedisResult<((), i64)> = redis::pipe()
+                    .set(&member, record)
+                    .arg("PX")
+                    .arg(ttl_ms)
+                    .publish(&s.channel.name, s.channel.encode(&s.id, None, &Out::Beat))
+                    .query_async(c)
+                    .await;
                 failed = beat.is_err();
                 last_round = Some(round_start);
             }
