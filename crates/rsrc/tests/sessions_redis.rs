@@ -1331,13 +1331,12 @@ async fn a_burst_of_resyncs_reloads_each_session_about_once() {
             .ignore();
     }
     p.query::<()>(&mut c).unwrap();
-    // B reloaded them all: each copy has the new level.
-    for sid in &ids {
-        assert!(
-            eventually(async || noisy_levels(&mut at(b.addr, sid)).await == ["error"]).await,
-            "B reloaded {sid}"
-        );
-    }
+    // B reloads its copies: one has the new level (a read costs a few scripts too, so
+    // only one is read).
+    assert!(
+        eventually(async || noisy_levels(&mut at(b.addr, &ids[0])).await == ["error"]).await,
+        "B reloaded its copies"
+    );
     // Whatever else the burst causes comes within the rate limit's period (1 s).
     tokio::time::sleep(Duration::from_secs(2)).await;
     let stats: String = redis_cmd(&redis, &["INFO", "commandstats"]);
@@ -1348,10 +1347,11 @@ async fn a_burst_of_resyncs_reloads_each_session_about_once() {
             .and_then(|rest| rest.split(',').next()?.parse::<u64>().ok())
             .unwrap_or(0)
     };
-    // Each reload is one script; the leases and the pings add some.
+    // Each reload is one script; the leases and the read add a few dozen.
     let scripts = calls("evalsha") + calls("eval");
+    eprintln!("{scripts} scripts ran for 40 sessions and 200 resyncs");
     assert!(
-        scripts < 300,
+        scripts < 200,
         "{scripts} scripts for 40 sessions and 200 resyncs (one reload each is 40)"
     );
 }
