@@ -98,6 +98,7 @@ exclude = ["*.tmp"]
 max_read = "8MiB"
 db_timeout = "3s"
 db_poll = "750ms"
+allow_open_secrets = true
 
 [tools]
 enabled = true
@@ -125,7 +126,10 @@ jwt_issuer = ["https://issuer.example.com"]
 authorization_servers = ["https://auth.example.com"]
 
 [cluster]
-bus = "redis://127.0.0.1:6390/2"
+bus = "rediss://rsrc@127.0.0.1:6390/2"
+bus_key_file = "{d}/bus.keys"
+bus_password_file = "{d}/redis.password"
+bus_ca_file = "{d}/redis-ca.pem"
 namespace = "team"
 cursor_key_file = "{d}/cursor.keys"
 

@@ -86,8 +86,25 @@ impl BusState {
 }
 
 /// Refuses a namespace where a live instance serves something else, or writes with
-/// other keys; the message says which and what to do.
-pub(super) async fn check(s: &BusState, conn: &mut MultiplexedConnection) -> Result<(), String> {
+/// other keys (the message says which and what to do); else records what this instance
+/// serves at once, so that an instance starting next finds it.
+pub(super) async fn join(s: &BusState, conn: &mut MultiplexedConnection) -> Result<(), String> {
+    check(s, conn).await?;
+    let (key, record) = s.member_record();
+    let ttl = u64::try_from(s.options.lease_ttl.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(3);
+    redis::cmd("SET")
+        .arg(key)
+        .arg(record)
+        .arg("PX")
+        .arg(ttl)
+        .query_async::<()>(conn)
+        .await
+        .map_err(|e| format!("Redis does not answer: {e}"))
+}
+
+async fn check(s: &BusState, conn: &mut MultiplexedConnection) -> Result<(), String> {
     let pattern = s.member_key("*");
     let mut keys: Vec<String> = Vec::new();
     let mut cursor: u64 = 0;

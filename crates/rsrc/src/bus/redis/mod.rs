@@ -453,7 +453,7 @@ impl RedisBus {
             epoch: Instant::now(),
             closed: CancellationToken::new(),
         });
-        members::check(&shared, &mut conn)
+        members::join(&shared, &mut conn)
             .await
             .map_err(RedisBusError)?;
         let bus = RedisBus { shared };
