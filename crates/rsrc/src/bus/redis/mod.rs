@@ -67,6 +67,9 @@ use resync::{Resyncs, resync};
 use subscribe::subscribe;
 use wire::{Channel, Out, Reject};
 
+pub(crate) use store::fuzz_record;
+pub(crate) use wire::fuzz_message;
+
 mod leases;
 mod members;
 mod publish;

@@ -251,6 +251,56 @@ impl RedisSessions {
     }
 }
 
+/// Replay-log entries made of arbitrary bytes (for [`super::fuzz_record`]): a tag that is
+/// not the key's never verifies, one made with it does, and a stream read back from
+/// any numbers neither panics nor returns an event it was not given.
+pub(super) fn fuzz_entries(keys: &Keyring, name: &str, data: &[u8]) {
+    let number = |i: usize| {
+        data.get(i..i + 8)
+            .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+    };
+    let (stream, seq, oldest) = (number(0), number(8), number(16));
+    assert!(!entry_verifies(
+        keys,
+        name,
+        stream,
+        seq,
+        oldest,
+        Some(data),
+        data
+    ));
+    let tag = entry_tag(keys, name, stream, seq, oldest, Some(data));
+    assert!(entry_verifies(
+        keys,
+        name,
+        stream,
+        seq,
+        oldest,
+        Some(data),
+        tag.as_bytes()
+    ));
+    assert!(!entry_verifies(
+        keys,
+        name,
+        stream,
+        seq,
+        oldest,
+        None,
+        tag.as_bytes()
+    ));
+    let mut reader = TailReader::new(number(24));
+    let mut given = 0;
+    for (i, chunk) in data.chunks(9).enumerate() {
+        let seq = u64::from(chunk[0]) + (i as u64);
+        let frame = (chunk.len() > 1).then(|| Bytes::copy_from_slice(&chunk[1..]));
+        given += usize::from(frame.is_some());
+        reader.take(seq, u64::from(chunk.last().copied().unwrap_or(0)), frame);
+    }
+    let end = data.first().map(|&b| u64::from(b));
+    let tail = reader.finish(end, data.len() % 2 == 0, true, true);
+    assert!(tail.events.len() <= given);
+}
+
 /// Takes a stream's entries read back (oldest first, within the reader's bounds) and
 /// sees holes.
 struct TailReader {

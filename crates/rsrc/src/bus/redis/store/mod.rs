@@ -130,27 +130,30 @@ fn untagged<'a>(keys: &Keyring, name: &str, field: &str, stored: &'a str) -> Opt
     .then_some(value)
 }
 
+/// Called with what was refused, and why (to count and log it).
+type Refused<'a> = &'a dyn Fn(&str, &str);
+
 /// A session record read back from Redis: its fields verified, its subscriptions each
-/// verified (one that does not is dropped and counted).
+/// verified (one that does not is dropped and reported to `refused`).
 fn record_of(
-    s: &BusState,
+    keys: &Keyring,
     name: &str,
     fields: &HashMap<String, String>,
     members: &[String],
+    refused: Refused<'_>,
 ) -> Option<StoredSession> {
-    let keys = &s.keys.fields;
     let field = |f: &str| fields.get(f).map(String::as_str);
     let verified = |f: &str| field(f).and_then(|v| untagged(keys, name, f, v));
-    let refused = |f: &str| {
-        s.rejected_stored("a session record", &format!("its {f} does not verify"));
+    let refuse = |f: &str| {
+        refused("a session record", &format!("its {f} does not verify"));
         None
     };
-    let version = verified("version").or_else(|| refused("version"))?;
-    let client = verified("client").or_else(|| refused("client"))?;
-    let init = verified("init").or_else(|| refused("init"))?;
+    let version = verified("version").or_else(|| refuse("version"))?;
+    let client = verified("client").or_else(|| refuse("client"))?;
+    let init = verified("init").or_else(|| refuse("init"))?;
     let log_level = match field("level") {
         None => None,
-        Some(v) => Some(untagged(keys, name, "level", v).or_else(|| refused("level"))?),
+        Some(v) => Some(untagged(keys, name, "level", v).or_else(|| refuse("level"))?),
     };
     let number = |f: &str| field(f).and_then(|v| v.parse().ok()).unwrap_or(0);
     Some(StoredSession {
@@ -159,7 +162,7 @@ fn record_of(
         state: SessionState {
             initialized: init == "1",
             log_level: log_level.map(str::to_owned),
-            subscriptions: subscriptions(s, name, members),
+            subscriptions: subscriptions(keys, name, members, refused),
         },
         holder: field("holder").filter(|h| !h.is_empty()).map(str::to_owned),
         claims: number("claims"),
@@ -169,13 +172,18 @@ fn record_of(
 }
 
 /// The verified subscriptions among `members`, sorted.
-fn subscriptions(s: &BusState, name: &str, members: &[String]) -> Vec<String> {
+fn subscriptions(
+    keys: &Keyring,
+    name: &str,
+    members: &[String],
+    refused: Refused<'_>,
+) -> Vec<String> {
     let mut out: Vec<String> = members
         .iter()
         .filter_map(|m| {
-            let uri = untagged(&s.keys.fields, name, "sub", m);
+            let uri = untagged(keys, name, "sub", m);
             if uri.is_none() {
-                s.rejected_stored("a subscription", "it does not verify");
+                refused("a subscription", "it does not verify");
             }
             uri.map(str::to_owned)
         })
@@ -183,6 +191,59 @@ fn subscriptions(s: &BusState, name: &str, members: &[String]) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// The session-record and replay-log checks on arbitrary bytes, for the fuzz target
+/// `session_record` and its corpus: a record or entry made of the bytes never panics
+/// the reader, is never believed unless tagged with the key, and one tagged with it is
+/// read back as it was written.
+pub(crate) fn fuzz_record(data: &[u8]) {
+    let keys = Keyring::new(vec![[3; 32]]).expect("a key");
+    let text = String::from_utf8_lossy(data);
+    let mut parts = text.split('\u{1}');
+    let name = parts.next().unwrap_or_default();
+    let mut fields = HashMap::new();
+    let mut members = Vec::new();
+    for part in parts {
+        match part.split_once('=') {
+            Some((f, v)) => {
+                fields.insert(f.to_owned(), v.to_owned());
+            }
+            None => members.push(part.to_owned()),
+        }
+    }
+    let refused = |_: &str, _: &str| {};
+    // As found: a record whose core fields verify has them tagged with the key.
+    if let Some(r) = record_of(&keys, name, &fields, &members, &refused) {
+        assert_eq!(
+            fields.get("version").map(String::as_str),
+            Some(tagged(&keys, name, "version", &r.version).as_str())
+        );
+    }
+    // Tagged by an instance: read back whole.
+    let value = fields.values().next().map_or("", String::as_str);
+    let mut tagged_fields = HashMap::new();
+    for f in ["version", "client", "init", "level"] {
+        tagged_fields.insert(f.to_owned(), tagged(&keys, name, f, value));
+    }
+    let tagged_members: Vec<String> = members
+        .iter()
+        .map(|m| tagged(&keys, name, "sub", m))
+        .collect();
+    let r = record_of(&keys, name, &tagged_fields, &tagged_members, &refused)
+        .expect("a record tagged with the key is read");
+    assert_eq!(r.version, value);
+    assert_eq!(r.state.log_level.as_deref(), Some(value));
+    let mut expected = members.clone();
+    expected.sort();
+    expected.dedup();
+    assert_eq!(r.state.subscriptions, expected);
+    // Tagged for another session: not believed.
+    if !name.is_empty() {
+        let other = format!("{name}x");
+        assert!(record_of(&keys, &other, &tagged_fields, &[], &refused).is_none());
+    }
+    logs::fuzz_entries(&keys, name, data);
 }
 
 impl RedisSessions {
@@ -380,11 +441,14 @@ impl SessionStore for RedisSessions {
             };
             let (fields, members): (HashMap<String, String>, Vec<String>) =
                 redis::from_redis_value(got).map_err(|_| unexpected("a load"))?;
-            Ok(match record_of(&self.shared, name, &fields, &members) {
-                Some(record) => Lookup::Found(record),
-                // Not one this deployment wrote: as good as missing.
-                None => Lookup::Missing,
-            })
+            let refused = |what: &str, why: &str| self.shared.rejected_stored(what, why);
+            Ok(
+                match record_of(&self.shared.keys.fields, name, &fields, &members, &refused) {
+                    Some(record) => Lookup::Found(record),
+                    // Not one this deployment wrote: as good as missing.
+                    None => Lookup::Missing,
+                },
+            )
         })
     }
 
@@ -499,7 +563,9 @@ impl SessionStore for RedisSessions {
                 SessionState {
                     initialized: verified("init", &init).as_deref() == Some("1"),
                     log_level: verified("level", &level),
-                    subscriptions: subscriptions(&self.shared, name, &members),
+                    subscriptions: subscriptions(keys, name, &members, &|what, why| {
+                        self.shared.rejected_stored(what, why);
+                    }),
                 },
                 rev,
             )))
