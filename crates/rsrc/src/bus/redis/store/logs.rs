@@ -297,7 +297,7 @@ pub(super) fn fuzz_entries(keys: &Keyring, name: &str, data: &[u8]) {
         reader.take(seq, u64::from(chunk.last().copied().unwrap_or(0)), frame);
     }
     let end = data.first().map(|&b| u64::from(b));
-    let tail = reader.finish(end, data.len() % 2 == 0, true, true);
+    let tail = reader.finish(end, data.len().is_multiple_of(2), true, true);
     assert!(tail.events.len() <= given);
 }
 
