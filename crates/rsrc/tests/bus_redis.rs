@@ -296,7 +296,6 @@ async fn listeners_are_resynchronised_when_redis_comes_back() {
         .request("resources/read", json!({"uri": "w:///b"}))
         .await;
     assert_eq!(read["result"]["contents"][0]["text"], "B");
-    tokio::time::sleep(Duration::from_millis(300)).await;
     redis.restart();
     // Once back, every subscription hears an update: nothing was lost silently.
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -268,11 +268,17 @@ async fn a_get_stream_resumes_on_another_instance_when_its_holder_is_gone() {
         .await
     );
     let (first_id, _) = first_id.unwrap();
-    // A second notification the client never reads: its connection breaks first.
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // A second notification the client never reads: its connection breaks first. A
+    // stops once the event is in the shared log.
     drop(stream);
     sa.changes().updated("w:///a");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let seq = |id: &str| id.split_once('-').unwrap().1.parse::<u64>().unwrap();
+    let log = format!("{}:s0", key(&sid));
+    let next = format!("{}-0", seq(&first_id) + 1);
+    assert!(
+        eventually(async || top_entry(&redis, &log).as_deref() == Some(next.as_str())).await,
+        "the missed event is stored"
+    );
     a.shut_down().await;
     drop(sa);
 
@@ -283,7 +289,6 @@ async fn a_get_stream_resumes_on_another_instance_when_its_holder_is_gone() {
         .await
         .expect("the event written by A is replayed");
     assert_eq!(msg["params"]["uri"], "w:///a");
-    let seq = |id: &str| id.split_once('-').unwrap().1.parse::<u64>().unwrap();
     assert!(replayed.starts_with("0-"));
     assert_eq!(seq(&replayed), seq(&first_id) + 1, "nothing skipped");
     let (resync, _) = next_of(&mut resumed, UPDATED, Duration::from_secs(5))
