@@ -15,7 +15,8 @@
 //! Every key expires after `idle` and a quarter without use (instances touch a session
 //! they use every eighth of `idle`, so the record outlives every copy in use).
 //!
-//! Invariants: every change is one script, so nothing is left half-written (a stream key
+//! Invariants: every change is one script (no transaction: an ACL user needs no more
+//! than `@scripting` and the commands scripts run), so nothing is left half-written (a stream key
 //! without its expiry, a record without its fields); a save changes only the fields its
 //! request changed and never re-creates a session that no longer exists; stream 0 is
 //! written only by the instance the record names as holder, checked in the script that
@@ -370,36 +371,21 @@ impl SessionStore for RedisSessions {
             let ttl = self.ttl();
             let init = if session.state.initialized { "1" } else { "0" };
             self.with(async |c| {
-                redis::pipe()
-                    .atomic()
-                    .del(&[
-                        &key,
-                        &format!("{key}:subs"),
-                        &format!("{key}:s0"),
-                        &format!("{key}:gone"),
-                    ])
-                    .ignore()
-                    .cmd("HSET")
-                    .arg(&key)
-                    .arg("version")
+                self.scripts
+                    .create
+                    .key(&key)
+                    .key(format!("{key}:subs"))
+                    .key(format!("{key}:s0"))
+                    .key(format!("{key}:gone"))
+                    .arg(ttl)
                     .arg(self.tag(name, "version", &session.version))
-                    .arg("client")
                     .arg(self.tag(name, "client", &session.client))
-                    .arg("init")
                     .arg(self.tag(name, "init", init))
-                    .arg("streams")
-                    .arg(0)
-                    .arg("rev")
-                    .arg(0)
-                    .arg("claims")
-                    .arg(0)
-                    .ignore()
-                    .pexpire(&key, ttl as i64)
-                    .ignore()
-                    .query_async::<()>(c)
+                    .invoke_async::<i64>(c)
                     .await
             })
-            .await
+            .await?;
+            Ok(())
         })
     }
 

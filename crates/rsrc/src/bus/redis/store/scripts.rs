@@ -14,6 +14,7 @@ use redis::Script;
 
 /// The scripts, hashed once.
 pub(super) struct Scripts {
+    pub(super) create: Script,
     pub(super) load: Script,
     pub(super) touch: Script,
     pub(super) save: Script,
@@ -26,6 +27,7 @@ pub(super) struct Scripts {
 impl Scripts {
     pub(super) fn new() -> Self {
         Scripts {
+            create: Script::new(CREATE),
             load: Script::new(LOAD),
             touch: Script::new(TOUCH),
             save: Script::new(SAVE),
@@ -36,6 +38,15 @@ impl Scripts {
         }
     }
 }
+
+/// Records a new session (anything left under its keys is dropped first): its version,
+/// client and init (tagged), no stream, revision 0. ARGV: ttl, version, client, init.
+const CREATE: &str = r"
+redis.call('del', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+redis.call('hset', KEYS[1], 'version', ARGV[2], 'client', ARGV[3], 'init', ARGV[4],
+  'streams', 0, 'rev', 0, 'claims', 0)
+redis.call('pexpire', KEYS[1], ARGV[1])
+return 1";
 
 /// A session's record and subscriptions: {fields (flat), members}, or -1 (deleted), 0
 /// (missing), -3 (over the bounds: more than ARGV[2] fields or a field over ARGV[3]
