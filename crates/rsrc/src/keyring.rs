@@ -56,7 +56,7 @@ impl Keyring {
     }
 
     /// The ring of keys for one purpose: each key `k` becomes HMAC(`k`, `label`).
-    #[cfg_attr(not(any(feature = "http", feature = "redis")), allow(dead_code))]
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     pub(crate) fn derive(&self, label: &str) -> Keyring {
         Keyring {
             keys: self
@@ -74,7 +74,7 @@ impl Keyring {
     }
 
     /// How many keys the ring holds.
-    #[cfg_attr(not(any(feature = "http", feature = "redis")), allow(dead_code))]
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     pub(crate) fn len(&self) -> usize {
         self.keys.len()
     }
