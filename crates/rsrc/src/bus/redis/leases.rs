@@ -17,6 +17,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
+use redis::AsyncCommands as _;
 use redis::aio::MultiplexedConnection;
 
 use super::subscribe::beat_every;
@@ -51,9 +52,10 @@ pub(super) async fn give_up(s: &BusState) {
     let gone = async {
         let mut c = connect(&s.client, s.options.timeout).await?;
         // This instance no longer serves anything here.
-        redis::cmd("DEL")
-            .arg(s.member_record().0)
-            .query_async::<i64>(&mut c)
+        redis::pipe()
+            .del(s.member_record().0)
+            .zrem(s.members_key(), &s.id)
+            .query_async::<()>(&mut c)
             .await?;
         for key in &keys {
             release
@@ -165,15 +167,11 @@ pub(super) async fn keep_leases(shared: Weak<BusState>, conn: MultiplexedConnect
             if full && !failed {
                 // The heartbeat, and this instance's record of what it serves (which
                 // lives as long as its leases would).
-                let (member, record) = s.member_record();
-                let beat: redis::RedisResult<((), i64)> = redis::pipe()
-                    .set(&member, record)
-                    .arg("PX")
-                    .arg(ttl_ms)
+                let recorded = s.record_member().invoke_async::<i64>(c).await;
+                let beat: redis::RedisResult<i64> = c
                     .publish(&s.channel.name, s.channel.encode(&s.id, None, &Out::Beat))
-                    .query_async(c)
                     .await;
-                failed = beat.is_err();
+                failed = recorded.is_err() || beat.is_err();
                 last_round = Some(round_start);
             }
         }

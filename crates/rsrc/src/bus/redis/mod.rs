@@ -18,8 +18,9 @@
 //!   rate-limited (`resync.rs`): a burst costs one.
 //! - The subscription is re-established with backoff (100 ms doubling to 2 s) whenever it
 //!   ends; after each re-establishment (and after a first attempt that failed) this
-//!   instance's listeners are resynchronised ([`BusSink::lost`]) and its shared sessions
-//!   reloaded, as events may have passed while it was away. Every instance publishes a
+//!   instance's listeners are resynchronised (as [`BusSink::lost`] does, through the
+//!   coalescer) and its shared sessions reloaded, as events may have passed while it was
+//!   away. Every instance publishes a
 //!   heartbeat each renewal round and expects to hear its own within a bound: a
 //!   subscription that stops delivering without closing is restarted too. Connections
 //!   use TCP keepalive, and TLS with `rediss://` (rustls, the system's roots or a CA
