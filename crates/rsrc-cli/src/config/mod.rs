@@ -98,7 +98,8 @@ pub(crate) struct ClusterSection {
     /// The file holding the Redis password.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) bus_password_file: Option<PathBuf>,
-    /// A certificate authority to trust for `rediss://`, besides the system's.
+    /// The certificate authority Redis's certificate must chain to (`rediss://`), instead
+    /// of the system's roots.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) bus_ca_file: Option<PathBuf>,
     /// Prefix of the bus's channel and keys.

@@ -148,8 +148,8 @@ pub(crate) struct ClusterArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) bus_password_file: Option<PathBuf>,
 
-    /// With `rediss://`: trust the certificate authority in this PEM file for Redis's
-    /// certificate, besides the system's roots.
+    /// With `rediss://`: Redis's certificate must chain to the certificate authority in
+    /// this PEM file (instead of the system's roots).
     #[arg(long, value_name = "FILE")]
     pub(crate) bus_ca_file: Option<PathBuf>,
 
