@@ -208,7 +208,8 @@ return 1";
 /// stopped the reading (older events exist), {the entries}}, each entry {id, fields}, or
 /// {id, {'big', '1'}} for one whose fields exceed ARGV[4] bytes. ARGV: the position
 /// (events after it are read), most events, most bytes (the newest event is read
-/// whatever its size), the largest entry.
+/// whatever its size), the largest entry. At most the most events and 1,024 more entries
+/// (end markers, which a writer adds one of) are examined.
 pub(super) const LOG_READ: &str = r"
 local top = redis.call('xrevrange', KEYS[1], '+', '-', 'COUNT', 1)
 local topid = '0-0'
@@ -217,12 +218,17 @@ local out = {}
 local bounded = 0
 local min = '(' .. ARGV[1] .. '-1'
 local max = '+'
-local events, bytes = 0, 0
+local events, bytes, examined = 0, 0, 0
 local maxevents, maxbytes, maxentry = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 while true do
   local page = redis.call('xrevrange', KEYS[1], max, min, 'COUNT', 64)
   if #page == 0 then return {topid, bounded, out} end
   for _, e in ipairs(page) do
+    examined = examined + 1
+    if examined > maxevents + 1024 then
+      bounded = 1
+      return {topid, bounded, out}
+    end
     max = '(' .. e[1]
     local size = 0
     for j = 2, #e[2], 2 do size = size + string.len(e[2][j]) end
