@@ -181,7 +181,8 @@ pub struct StreamTail {
     /// ends); see [`SessionStore::liveness_grace`].
     pub writer_alive: bool,
     /// Events after the position are missing from the store (they could not be written,
-    /// or the store lost them): replaying what it has would skip them silently.
+    /// the store lost them, or what it holds of them does not verify): replaying what it
+    /// has would skip them silently.
     pub broken: bool,
 }
 

@@ -33,7 +33,7 @@ use crate::transport::http::Endpoint;
 
 /// The most bytes a record holds of the client's information and capabilities; beyond,
 /// only the client's name and version (each cut to [`MAX_NAME`]) are shared.
-pub(super) const MAX_CLIENT: usize = 4 * 1024;
+const MAX_CLIENT: usize = 4 * 1024;
 /// The longest client name or version shared when the whole information is too large.
 const MAX_NAME: usize = 256;
 /// How long a reload the store could not answer waits before it is tried again.
