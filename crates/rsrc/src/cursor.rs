@@ -68,7 +68,7 @@ impl CursorSealer {
         let mut keys = vec![key];
         keys.extend(older);
         CursorSealer {
-            keys: Keyring::new(keys).expect("at least one key"),
+            keys: Keyring::new(&keys).expect("at least one key"),
         }
     }
 

@@ -18,10 +18,11 @@ pub(crate) type HmacSha256 = Hmac<Sha256>;
 /// The bytes of a tag: HMAC-SHA256 truncated to 128 bits.
 pub(crate) const TAG_LEN: usize = 16;
 
-/// Keys of one purpose, the sealing one first.
+/// Keys of one purpose, the sealing one first, each held as a MAC already keyed (a tag
+/// then costs the message's blocks, not the key's as well).
 #[derive(Clone)]
 pub(crate) struct Keyring {
-    keys: Vec<[u8; 32]>,
+    keys: Vec<HmacSha256>,
 }
 
 impl std::fmt::Debug for Keyring {
@@ -36,8 +37,10 @@ fn mac(key: &[u8; 32]) -> HmacSha256 {
 
 impl Keyring {
     /// A ring sealing with `keys[0]` and opening with any; `None` without a key.
-    pub(crate) fn new(keys: Vec<[u8; 32]>) -> Option<Keyring> {
-        (!keys.is_empty()).then_some(Keyring { keys })
+    pub(crate) fn new(keys: &[[u8; 32]]) -> Option<Keyring> {
+        (!keys.is_empty()).then(|| Keyring {
+            keys: keys.iter().map(mac).collect(),
+        })
     }
 
     /// A ring of one fresh random key: what it seals lives as long as the process.
@@ -52,7 +55,9 @@ impl Keyring {
             key[..16].copy_from_slice(&seed.to_le_bytes());
             key[16..24].copy_from_slice(&u64::from(std::process::id()).to_le_bytes());
         }
-        Keyring { keys: vec![key] }
+        Keyring {
+            keys: vec![mac(&key)],
+        }
     }
 
     /// The ring of keys for one purpose: each key `k` becomes HMAC(`k`, `label`).
@@ -63,11 +68,13 @@ impl Keyring {
                 .keys
                 .iter()
                 .map(|k| {
-                    mac(k)
+                    let derived: [u8; 32] = k
+                        .clone()
                         .chain_update(label.as_bytes())
                         .finalize()
                         .into_bytes()
-                        .into()
+                        .into();
+                    mac(&derived)
                 })
                 .collect(),
         }
@@ -86,7 +93,7 @@ impl Keyring {
 
     /// The tag of what `write` feeds the MAC, with key `index` (0 seals).
     pub(crate) fn tag_with(&self, index: usize, write: impl Fn(&mut HmacSha256)) -> [u8; TAG_LEN] {
-        let mut m = mac(&self.keys[index]);
+        let mut m = self.keys[index].clone();
         write(&mut m);
         let full = m.finalize().into_bytes();
         let mut tag = [0u8; TAG_LEN];
@@ -98,7 +105,7 @@ impl Keyring {
     pub(crate) fn opens(&self, tag: &[u8], write: impl Fn(&mut HmacSha256)) -> bool {
         tag.len() == TAG_LEN
             && self.keys.iter().any(|k| {
-                let mut m = mac(k);
+                let mut m = k.clone();
                 write(&mut m);
                 m.verify_truncated_left(tag).is_ok()
             })
@@ -121,8 +128,8 @@ mod tests {
 
     #[test]
     fn the_first_key_seals_and_any_opens() {
-        let old = Keyring::new(vec![[1; 32]]).unwrap();
-        let rotated = Keyring::new(vec![[2; 32], [1; 32]]).unwrap();
+        let old = Keyring::new(&[[1; 32]]).unwrap();
+        let rotated = Keyring::new(&[[2; 32], [1; 32]]).unwrap();
         let data = |m: &mut HmacSha256| feed(m, &[b"a", b"bc"]);
         let by_old = old.seal(data);
         assert!(rotated.opens(&by_old, data));
@@ -136,6 +143,6 @@ mod tests {
         let a = rotated.derive("a");
         assert!(!rotated.derive("b").opens(&a.seal(data), data));
         assert!(a.opens(&a.seal(data), data));
-        assert!(Keyring::new(Vec::new()).is_none());
+        assert!(Keyring::new(&[]).is_none());
     }
 }

@@ -367,7 +367,7 @@ impl RedisBus {
     /// within a Tokio runtime, which runs the bus's tasks. Refused without a key
     /// ([`RedisBusOptions::keys`]).
     pub async fn connect(url: &str, options: RedisBusOptions) -> Result<RedisBus, RedisBusError> {
-        let Some(keys) = Keyring::new(options.keys.clone()) else {
+        let Some(keys) = Keyring::new(&options.keys) else {
             return Err(RedisBusError(
                 "no bus key: the instances authenticate what they write to Redis with a key they share (e.g. `openssl rand -hex 32 > bus.keys`, --bus-key-file)".into(),
             ));

@@ -253,7 +253,7 @@ impl Replays {
 /// decodes unless tagged with the key (a payload tagged with another key, or for
 /// another channel, is forged); and an event built from the bytes round-trips.
 pub(crate) fn fuzz_message(data: &[u8]) {
-    let keys = Keyring::new(vec![[4; 32]]).expect("a key");
+    let keys = Keyring::new(&[[4; 32]]).expect("a key");
     let channel = Channel::new("rsrc:changes".into(), keys);
     if let Ok(m) = channel.decode(data) {
         // The fuzzer cannot forge a tag: whatever decodes was encoded here.
@@ -278,7 +278,7 @@ pub(crate) fn fuzz_message(data: &[u8]) {
     }
     let other = Channel::new(
         "rsrc:changes".into(),
-        Keyring::new(vec![[5; 32]]).expect("a key"),
+        Keyring::new(&[[5; 32]]).expect("a key"),
     );
     assert_eq!(other.decode(wire.as_bytes()).unwrap_err(), Reject::Forged);
 }
@@ -288,7 +288,7 @@ mod tests {
     use super::*;
 
     fn channel(keys: &[[u8; 32]]) -> Channel {
-        Channel::new("rsrc:changes".into(), Keyring::new(keys.to_vec()).unwrap())
+        Channel::new("rsrc:changes".into(), Keyring::new(keys).unwrap())
     }
 
     #[test]
@@ -345,7 +345,7 @@ mod tests {
         // Tagged by another deployment's key, or for another namespace.
         let other = channel(&[[2; 32]]).encode("x", Some(1), &Out::Event(BusEvent::ListChanged));
         assert_eq!(c.decode(other.as_bytes()).unwrap_err(), Reject::Forged);
-        let elsewhere = Channel::new("other:changes".into(), Keyring::new(vec![[1; 32]]).unwrap())
+        let elsewhere = Channel::new("other:changes".into(), Keyring::new(&[[1; 32]]).unwrap())
             .encode("x", Some(1), &Out::Event(BusEvent::ListChanged));
         assert_eq!(c.decode(elsewhere.as_bytes()).unwrap_err(), Reject::Forged);
         // A tag moved onto other content.

@@ -555,7 +555,7 @@ mod tests {
 
     #[test]
     fn an_entry_tag_covers_its_session_stream_numbers_and_frame() {
-        let keys = Keyring::new(vec![[5; 32]]).unwrap();
+        let keys = Keyring::new(&[[5; 32]]).unwrap();
         let tag = entry_tag(&keys, "n", 1, 7, 2, Some(b"f"));
         let ok = |name, stream, seq, oldest, frame: &[u8]| {
             entry_verifies(

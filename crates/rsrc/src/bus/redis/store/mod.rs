@@ -199,7 +199,7 @@ fn subscriptions(
 /// the reader, is never believed unless tagged with the key, and one tagged with it is
 /// read back as it was written.
 pub(crate) fn fuzz_record(data: &[u8]) {
-    let keys = Keyring::new(vec![[3; 32]]).expect("a key");
+    let keys = Keyring::new(&[[3; 32]]).expect("a key");
     let text = String::from_utf8_lossy(data);
     let mut parts = text.split('\u{1}');
     let name = parts.next().unwrap_or_default();
@@ -731,7 +731,7 @@ mod tests {
 
     #[test]
     fn a_tagged_value_verifies_only_for_its_session_and_field() {
-        let keys = Keyring::new(vec![[1; 32]]).unwrap();
+        let keys = Keyring::new(&[[1; 32]]).unwrap();
         let t = tagged(&keys, "n1", "level", "debug");
         assert_eq!(untagged(&keys, "n1", "level", &t), Some("debug"));
         assert_eq!(untagged(&keys, "n2", "level", &t), None, "another session");
@@ -742,7 +742,7 @@ mod tests {
             assert_eq!(untagged(&keys, "n1", "level", junk), None, "{junk:?}");
         }
         // Tagged with an older key of the ring: still verifies.
-        let rotated = Keyring::new(vec![[2; 32], [1; 32]]).unwrap();
+        let rotated = Keyring::new(&[[2; 32], [1; 32]]).unwrap();
         assert_eq!(untagged(&rotated, "n1", "level", &t), Some("debug"));
         assert_ne!(tagged(&rotated, "n1", "level", "debug"), t);
         assert_eq!(tagged_with(&rotated, 1, "n1", "level", "debug"), t);
