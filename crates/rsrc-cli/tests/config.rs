@@ -98,6 +98,7 @@ exclude = ["*.tmp"]
 max_read = "8MiB"
 db_timeout = "3s"
 db_poll = "750ms"
+allow_open_secrets = true
 
 [tools]
 enabled = true
@@ -125,7 +126,10 @@ jwt_issuer = ["https://issuer.example.com"]
 authorization_servers = ["https://auth.example.com"]
 
 [cluster]
-bus = "redis://127.0.0.1:6390/2"
+bus = "rediss://rsrc@127.0.0.1:6390/2"
+bus_key_file = "{d}/bus.keys"
+bus_password_file = "{d}/redis.password"
+bus_ca_file = "{d}/redis-ca.pem"
 namespace = "team"
 cursor_key_file = "{d}/cursor.keys"
 
@@ -244,20 +248,84 @@ fn flags_given_on_the_command_line_override_the_file() {
     assert_eq!(v["sources"][1]["path"].as_str(), extra.to_str());
 }
 
+/// Makes `path` readable by its owner only, as a file holding a secret must be.
+fn private(path: &Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
 #[test]
-fn a_password_in_a_connection_string_is_masked() {
+fn a_password_in_a_connection_string_is_masked_in_every_form() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("rsrc.toml");
     std::fs::write(
         &file,
-        "[cluster]\nbus = \"redis://:swordfish@127.0.0.1:6379\"\n[[sources]]\npostgres = \"postgres://reader:hunter2@localhost/crm\"\n",
+        r#"[cluster]
+bus = "redis+unix:///run/redis.sock?db=1&pass=swordfish"
+[[sources]]
+name = "a"
+postgres = "postgres://reader:hunter2@localhost/crm"
+[[sources]]
+name = "b"
+postgres = "postgresql://reader@localhost/crm?sslmode=disable&password=opensesame"
+[[sources]]
+name = "c"
+postgres = "host=localhost user=reader password='plugh xyzzy' dbname=crm"
+"#,
     )
     .unwrap();
+    private(&file);
     let printed = print_config(&file, &[]);
-    assert!(!printed.contains("hunter2"), "{printed}");
-    assert!(printed.contains("postgres://reader:***@localhost/crm"));
-    assert!(!printed.contains("swordfish"), "{printed}");
-    assert!(printed.contains("redis://:***@127.0.0.1:6379"));
+    for secret in ["hunter2", "swordfish", "opensesame", "plugh", "xyzzy"] {
+        assert!(!printed.contains(secret), "{secret}: {printed}");
+    }
+    for masked in [
+        "postgres://reader:***@localhost/crm",
+        "redis+unix:///run/redis.sock?db=1&pass=***",
+        "postgresql://reader@localhost/crm?sslmode=disable&password=***",
+        "host=localhost user=reader password=*** dbname=crm",
+    ] {
+        assert!(printed.contains(masked), "{masked}: {printed}");
+    }
+    let printed = print_config(&file, &["--bus", "redis://:swordfish@127.0.0.1:6379"]);
+    assert!(printed.contains("redis://:***@127.0.0.1:6379"), "{printed}");
+}
+
+/// A server that cannot start says why without the password it was given, whatever
+/// the form of the connection string.
+#[test]
+fn start_up_errors_do_not_show_passwords() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rsrc.toml");
+    std::fs::write(
+        &file,
+        "[[sources]]\nname = \"c\"\npostgres = \"host=127.0.0.1 port=1 user=reader password=plughxyzzy connect_timeout=2\"\n",
+    )
+    .unwrap();
+    private(&file);
+    for args in [
+        vec!["serve", "postgres://reader:hunter2hunter2@127.0.0.1:1/crm"],
+        vec!["serve", "--config", file.to_str().unwrap()],
+        vec![
+            "serve",
+            "--bus",
+            "redis://:swordfish@127.0.0.1:1",
+            "--bus-key-file",
+            "/nonexistent",
+        ],
+        vec![
+            "serve",
+            "--bus",
+            "redis+unix:///nonexistent.sock?pass=swordfish",
+        ],
+    ] {
+        let out = rsrc(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        for secret in ["hunter2", "plughxyzzy", "swordfish"] {
+            assert!(!err.contains(secret), "{args:?}: {err}");
+        }
+    }
 }
 
 #[test]

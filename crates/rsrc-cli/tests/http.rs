@@ -78,7 +78,10 @@ async fn a_non_loopback_address_needs_allow_remote() {
 async fn a_bearer_token_file_protects_the_endpoint() {
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
-    std::fs::write(&token, "let-me-in\n").unwrap();
+    std::fs::write(&token, "let-me-in-let-me-in-let-me-in-let-me-in\n").unwrap();
+    // A secret file must be private to its owner (and a token at least 32 bytes).
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
     let (_child, addr) = serve(&["--bearer-token-file", token.to_str().unwrap()]).await;
     let mut peer = HttpPeer::new(addr);
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -93,6 +96,9 @@ async fn a_bearer_token_file_protects_the_endpoint() {
         )),
         "{challenge}"
     );
-    peer.always("authorization", "Bearer let-me-in");
+    peer.always(
+        "authorization",
+        "Bearer let-me-in-let-me-in-let-me-in-let-me-in",
+    );
     assert_eq!(peer.post(&init).await.status, 200);
 }

@@ -487,7 +487,10 @@ async fn exit_codes_tell_server_errors_from_usage_and_connection_failures() {
 async fn headers_carry_a_bearer_token() {
     let dir = tree();
     let token = dir.path().join("token");
-    std::fs::write(&token, "s3cret\n").unwrap();
+    std::fs::write(&token, "s3cret-s3cret-s3cret-s3cret-s3cret\n").unwrap();
+    // A secret file must be private to its owner (and a token at least 32 bytes).
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
     let (_server, addr) = common::serve_http(&[
         dir.path().to_str().unwrap(),
         "--bearer-token-file",
@@ -502,7 +505,15 @@ async fn headers_carry_a_bearer_token() {
         "{}",
         stderr(&o)
     );
-    let o = rsrc(&url, &["ls", "-H", "Authorization: Bearer s3cret"]).await;
+    let o = rsrc(
+        &url,
+        &[
+            "ls",
+            "-H",
+            "Authorization: Bearer s3cret-s3cret-s3cret-s3cret-s3cret",
+        ],
+    )
+    .await;
     assert_ok(&o);
     assert!(stdout(&o).contains("file:///README.md"));
 }

@@ -73,3 +73,63 @@ async fn without_the_flag_there_are_no_tools() {
     let tools = peer.call("tools/list", json!({})).await;
     assert_eq!(tools["error"]["code"], -32601);
 }
+
+/// The review's reproduction: `tools = false` sources read through the tools with a
+/// percent-encoded letter in their name. The resource methods serve those URIs (the
+/// providers decode them); the tools answer as for missing resources.
+#[tokio::test]
+async fn a_source_with_tools_false_is_not_read_through_an_encoded_spelling() {
+    let dir = tempfile::tempdir().unwrap();
+    for root in ["secret", "open"] {
+        std::fs::create_dir(dir.path().join(root)).unwrap();
+        std::fs::write(dir.path().join(root).join("key.txt"), root).unwrap();
+    }
+    for db in ["shop", "other"] {
+        rusqlite::Connection::open(dir.path().join(format!("{db}.db")))
+            .unwrap()
+            .execute_batch(
+                "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT);
+                 INSERT INTO items VALUES (1, 'x');",
+            )
+            .unwrap();
+    }
+    let file = dir.path().join("rsrc.toml");
+    std::fs::write(
+        &file,
+        "watch = false\n[tools]\nenabled = true\n\
+         [[sources]]\npath = \"secret\"\ntools = false\n\
+         [[sources]]\npath = \"open\"\n\
+         [[sources]]\nsqlite = \"shop.db\"\ntools = false\n\
+         [[sources]]\nsqlite = \"other.db\"\n",
+    )
+    .unwrap();
+    let (_child, mut peer) = spawn_stdio(&["serve", "--config", file.to_str().unwrap()]);
+    peer.begin(ProtocolVersion::V2025_11_25).await;
+    for uri in ["file:///%73ecret/key.txt", "db://%73hop/items/1"] {
+        let direct = peer.call("resources/read", json!({"uri": uri})).await;
+        assert!(direct["result"]["contents"].is_array(), "{uri}: {direct}");
+        let tool = peer
+            .call(
+                "tools/call",
+                json!({"name": "read_resource", "arguments": {"uri": uri}}),
+            )
+            .await;
+        assert_eq!(tool["result"]["isError"], true, "{uri}: {tool}");
+        assert!(
+            tool["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("not found"),
+            "{tool}"
+        );
+    }
+    for uri in ["file:///open/key.txt", "db://other/items/1"] {
+        let tool = peer
+            .call(
+                "tools/call",
+                json!({"name": "read_resource", "arguments": {"uri": uri}}),
+            )
+            .await;
+        assert_ne!(tool["result"]["isError"], true, "{uri}: {tool}");
+    }
+}

@@ -512,7 +512,9 @@ async fn a_large_directory_lists_every_file_in_order_with_its_own_size() {
 
 /// The next page is walked ahead while the client reads this one (here into `c/`, which
 /// no listing has read yet: the first page reads `a/` and, to know more follow, `b/`); a
-/// file added or removed after that walk shows on that page.
+/// file added or removed after that walk shows on that page. (The second page is asked
+/// for once before the change: it waits for the walk ahead, so the walk is over when the
+/// change is made, and what it cached is what the page is listed from again.)
 #[tokio::test]
 async fn the_page_after_a_change_shows_the_change() {
     let dir = tempfile::tempdir().unwrap();
@@ -524,8 +526,11 @@ async fn the_page_after_a_change_shows_the_change() {
     let mut peer = serve_dir_with(dir.path(), FsConfig::default(), 2).await;
     let first = peer.request("resources/list", json!({})).await;
     let cursor = first["result"]["nextCursor"].as_str().unwrap().to_owned();
-    // Time for the walk ahead of the second page to finish.
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let before = walk(&mut peer, json!({"cursor": cursor})).await;
+    assert!(
+        before.contains(&"file:///c/f3.txt".to_owned()),
+        "{before:?}"
+    );
     write(dir.path(), "c/f0b.txt", "new");
     std::fs::remove_file(dir.path().join("c/f3.txt")).unwrap();
     let rest = walk(&mut peer, json!({"cursor": cursor})).await;

@@ -1,5 +1,7 @@
 //! Ignore files that are hostile or broken: a FIFO named `.gitignore` must not hang the
-//! server, and a non-UTF-8 or oversized ignore file still applies every rule it holds.
+//! server, a non-UTF-8 ignore file still applies every rule it holds, and one that cannot
+//! be read whole (a FIFO, one over the size limit) fails closed: nothing in its directory
+//! is served.
 
 mod common;
 
@@ -10,9 +12,10 @@ use serde_json::json;
 use common::{is_not_found, read, serve_dir, walk, write};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_fifo_named_gitignore_neither_hangs_the_server_nor_hides_anything() {
+async fn a_fifo_named_gitignore_neither_hangs_the_server_nor_exposes_its_directory() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "sub/a.txt", "a");
+    write(dir.path(), "b.txt", "b");
     let fifo = dir.path().join("sub/.gitignore");
     let made = std::process::Command::new("mkfifo")
         .arg(&fifo)
@@ -40,8 +43,13 @@ async fn a_fifo_named_gitignore_neither_hangs_the_server_nor_hides_anything() {
     })
     .await
     .expect("a request under a directory whose .gitignore is a FIFO is answered");
-    assert_eq!(answered.0["result"]["contents"][0]["text"], "a");
-    assert_eq!(answered.1, ["file:///sub/a.txt"]);
+    // Its rules cannot be read: what they might hide stays hidden.
+    assert!(
+        is_not_found(&answered.0, "file:///sub/a.txt"),
+        "{}",
+        answered.0
+    );
+    assert_eq!(answered.1, ["file:///b.txt"]);
 }
 
 #[tokio::test]
@@ -62,20 +70,39 @@ async fn a_partly_invalid_ignore_file_still_applies_every_readable_rule() {
     }
 }
 
+/// The review's reproduction: 3 MiB of comments, then `*.secret`. Only the first MiB
+/// could be read, so the rule at the end was never seen and `y.secret` was served.
 #[tokio::test]
-async fn an_oversized_ignore_file_applies_its_first_lines() {
+async fn an_ignore_file_too_large_to_read_whole_hides_its_directory() {
     let dir = tempfile::tempdir().unwrap();
-    let mut text = b"secret.txt\n".to_vec();
-    while text.len() <= 1024 * 1024 {
+    let mut text = Vec::new();
+    while text.len() <= 3 * 1024 * 1024 {
         text.extend_from_slice(b"# padding padding padding padding padding padding padding\n");
     }
-    write(dir.path(), ".ignore", &text);
-    write(dir.path(), "secret.txt", "secret");
-    write(dir.path(), "kept.md", "kept");
+    text.extend_from_slice(b"*.secret\n");
+    write(dir.path(), "docs/.gitignore", &text);
+    write(dir.path(), "docs/y.secret", "secret");
+    write(dir.path(), "docs/kept.md", "kept");
+    write(dir.path(), "docs/sub/deep.md", "deep");
+    write(dir.path(), "other/z.md", "other");
     let mut peer = serve_dir(dir.path()).await;
-    assert_eq!(walk(&mut peer, json!({})).await, ["file:///kept.md"]);
-    assert!(is_not_found(
-        &read(&mut peer, "file:///secret.txt").await,
-        "file:///secret.txt"
-    ));
+    assert_eq!(walk(&mut peer, json!({})).await, ["file:///other/z.md"]);
+    for uri in [
+        "file:///docs/y.secret",
+        "file:///docs/kept.md",
+        "file:///docs/sub/deep.md",
+    ] {
+        assert!(is_not_found(&read(&mut peer, uri).await, uri), "{uri}");
+    }
+    let listed = peer
+        .call("resources/list", json!({"uri": "file:///docs/sub/"}))
+        .await;
+    assert!(
+        listed["result"]["resources"]
+            .as_array()
+            .is_none_or(|r| r.is_empty()),
+        "{listed}"
+    );
+    let read_other = read(&mut peer, "file:///other/z.md").await;
+    assert_eq!(read_other["result"]["contents"][0]["text"], "other");
 }

@@ -23,10 +23,14 @@ async fn watched(root: &Path) -> (rsrc::Server, Peer) {
 
 async fn watched_with(root: &Path, config: FsConfig) -> (rsrc::Server, Peer) {
     let server = server_for(FsProvider::single(root, config).unwrap(), 1000);
-    let peer = peer_for(&server).await;
-    // The watcher places its watches on a thread of its own. A subscription waits for
-    // them, but list changes and silence are observed without one.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut peer = peer_for(&server).await;
+    // The watcher places its watches on a thread of its own; list changes and silence
+    // are observed without a subscription, so one is made (and undone) only for its
+    // acknowledgement, which comes once the first watches are placed.
+    for method in ["resources/subscribe", "resources/unsubscribe"] {
+        let ok = peer.request(method, json!({"uri": "file:///"})).await;
+        assert_eq!(ok["result"], json!({}), "{method}");
+    }
     (server, peer)
 }
 
@@ -217,7 +221,7 @@ async fn a_2026_listen_stream_hears_of_list_changes_and_its_files() {
     ));
     let mut peer = Peer::new(r, w);
     peer.speak(ProtocolVersion::V2026_07_28);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The acknowledgement comes once the watcher's first watches are placed.
     peer.send(
         json!({"jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen",
         "params": {"_meta": rsrc_testkit::modern_meta(), "notifications": {
@@ -263,7 +267,6 @@ async fn a_thousand_subscribers_each_get_one_update_per_change() {
         peers.push(p);
     }
     assert_eq!(server.changes().subscribers("file:///hot.txt"), N);
-    tokio::time::sleep(Duration::from_millis(100)).await;
     for round in 0..2 {
         let start = Instant::now();
         std::fs::write(dir.path().join("hot.txt"), format!("{round}")).unwrap();

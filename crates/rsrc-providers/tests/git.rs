@@ -878,9 +878,16 @@ async fn packed_refs_are_served_and_their_moves_noticed() {
     let old = read(&mut peer, "git:///packed/README.md").await;
     assert_eq!(text_of(&old), "# Project v1\n");
     subscribe(&mut peer, "git:///packed/README.md").await;
-    // A later write of the file gets a new modification time.
-    tokio::time::sleep(Duration::from_millis(20)).await;
     packed(second);
+    // A later write of the file has a later modification time (set, rather than waited
+    // for: the file system's clock may be coarse).
+    let later = std::time::SystemTime::now() + Duration::from_secs(10);
+    std::fs::File::options()
+        .write(true)
+        .open(f.path().join(".git/packed-refs"))
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
     let got = peer.drain(SETTLE).await;
     assert_eq!(updates(&got), ["git:///packed/README.md"], "{got:?}");
     let new = read(&mut peer, "git:///packed/README.md").await;

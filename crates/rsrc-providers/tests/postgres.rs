@@ -480,11 +480,17 @@ async fn a_committed_change_updates_subscribers_in_both_eras() {
                 .expect("the watch goes on");
             seen.push(change);
         }
-        // The unchanged row is not reported.
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        while let Ok(Some(c)) = tokio::time::timeout(Duration::from_millis(10), watch.next()).await
-        {
-            seen.push(c);
+        // The unchanged row is not reported: had it been, with the poll that saw the
+        // commit, it would come before what the next commit's poll reports.
+        db.exec("UPDATE public.users SET name = 'Bobby' WHERE id = 2")
+            .await;
+        let probes = seen.len();
+        while !seen[probes..].contains(&Change::Updated(uris[0].clone())) {
+            let change = tokio::time::timeout_at(deadline, watch.next())
+                .await
+                .expect("notified in time")
+                .expect("the watch goes on");
+            seen.push(change);
         }
         assert!(
             !seen.contains(&Change::Updated(uris[1].clone())),
@@ -826,4 +832,72 @@ async fn sep_2564_filters_the_catalog_and_rows_within_bounded_pages_in_both_eras
             .await;
         assert_eq!(bad["error"]["code"], -32602, "{v}: {bad}");
     }
+}
+
+/// `tools = false` on a PostgreSQL source: no spelling of its URIs reaches it through the
+/// tools (the other database, served beside it, still does).
+#[tokio::test]
+async fn a_database_kept_out_of_the_tools_stays_out_in_every_spelling() {
+    let Some(db) = database(SHOP).await else {
+        return;
+    };
+    let config = || PostgresConfig {
+        watch: false,
+        ..PostgresConfig::default()
+    };
+    let shop = PostgresProvider::connect(Some("shop".into()), &db.url, config())
+        .await
+        .unwrap();
+    let other = PostgresProvider::connect(Some("other".into()), &db.url, config())
+        .await
+        .unwrap();
+    let server = Server::builder("pg-tools", "1")
+        .mount(shop.prefix().to_owned(), shop)
+        .mount(other.prefix().to_owned(), other)
+        .tools(ToolsConfig {
+            excluded: vec!["db://shop".into()],
+            ..ToolsConfig::default()
+        })
+        .build()
+        .unwrap();
+    let mut peer = common::peer_for(&server).await;
+    let mut tool = async |name: &str, arguments: serde_json::Value| {
+        peer.call(
+            "tools/call",
+            serde_json::json!({"name": name, "arguments": arguments}),
+        )
+        .await["result"]
+            .clone()
+    };
+    for uri in [
+        "db://shop/public/users/1",
+        "db://shop/%70ublic/users/1",
+        "db://%73hop/public/users/1",
+        "DB://SHOP/public/users/1",
+        "db://other/../shop/public/users/1",
+        "db://shop",
+    ] {
+        for name in ["read_resource", "list_resources"] {
+            let r = tool(name, serde_json::json!({"uri": uri})).await;
+            assert_eq!(r["isError"], true, "{name} {uri}: {r}");
+        }
+    }
+    let read = tool(
+        "read_resource",
+        serde_json::json!({"uri": "db://other/public/users/1"}),
+    )
+    .await;
+    assert_ne!(
+        read["isError"], true,
+        "the other database is offered: {read}"
+    );
+    let found = tool("search_resources", serde_json::json!({"query": "users"})).await;
+    let uris: Vec<&str> = found["structuredContent"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert!(!uris.is_empty(), "{found}");
+    assert!(uris.iter().all(|u| !u.starts_with("db://shop")), "{uris:?}");
 }

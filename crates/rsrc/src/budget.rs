@@ -171,7 +171,10 @@ mod tests {
             let budget = budget.clone();
             async move { budget.reserve(60 * 1024).await.bytes() }
         });
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        // The waiting task runs until it parks (one thread: yielding lets it).
+        for _ in 0..16 {
+            tokio::task::yield_now().await;
+        }
         assert!(!waiting.is_finished(), "there is no room yet");
         drop(a);
         assert_eq!(waiting.await.unwrap(), 60 * 1024);

@@ -28,7 +28,9 @@ use std::time::{Duration, Instant};
 mod redis;
 mod store;
 #[cfg(feature = "redis")]
-pub use redis::{RedisBus, RedisBusError, RedisBusOptions};
+pub use redis::{RedisBus, RedisBusError, RedisBusOptions, Rejected};
+#[cfg(feature = "redis")]
+pub(crate) use redis::{fuzz_message, fuzz_record};
 #[cfg(any(feature = "http", feature = "redis"))]
 pub(crate) use store::RETAINED_STREAMS;
 pub use store::{

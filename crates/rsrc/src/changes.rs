@@ -621,7 +621,10 @@ mod tests {
             feed.updated("x:///2");
             feed.list_changed();
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // The delivery task runs until the one slot is full (one thread: yielding lets it).
+        for _ in 0..16 {
+            tokio::task::yield_now().await;
+        }
         let mut got = Vec::new();
         while let Some(m) = next(&mut ra).await {
             got.push(m["params"]["uri"].as_str().unwrap_or("list").to_owned());

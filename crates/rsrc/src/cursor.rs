@@ -13,23 +13,20 @@
 //!   `-32602`.
 //! - Cursor size is bounded before any decoding work is done.
 //! - A sealer may hold older keys beside its own: it seals with its own only and opens
-//!   with any, so a key can be rotated across instances without breaking cursors in
-//!   flight (see `docs/deployment.md`).
+//!   with any ([`Keyring`]), so a key can be rotated across instances without breaking
+//!   cursors in flight (see `docs/deployment.md`).
 
 use std::borrow::Cow;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+use hmac::Mac as _;
 
 use crate::filter::Filter;
+use crate::keyring::{HmacSha256, Keyring, TAG_LEN};
 use crate::provider::MAX_POSITION_BYTES;
 
-type HmacSha256 = Hmac<Sha256>;
-
 const FORMAT_VERSION: u8 = 1;
-const TAG_LEN: usize = 16;
 const HEADER_LEN: usize = 4;
 /// The longest cursor string accepted, in bytes.
 pub(crate) const MAX_CURSOR_LEN: usize =
@@ -72,17 +69,9 @@ impl std::fmt::Display for InvalidCursor {
 }
 
 /// Seals cursors with one secret key and opens them with it or an older one.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub(crate) struct CursorSealer {
-    key: [u8; 32],
-    /// Keys still accepted when opening.
-    older: Vec<[u8; 32]>,
-}
-
-impl std::fmt::Debug for CursorSealer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("CursorSealer(..)")
-    }
+    keys: Keyring,
 }
 
 impl CursorSealer {
@@ -92,31 +81,27 @@ impl CursorSealer {
 
     /// Seals with `key`, opens with `key` or any of `older`.
     pub(crate) fn rotating(key: [u8; 32], older: Vec<[u8; 32]>) -> Self {
-        CursorSealer { key, older }
+        let mut keys = vec![key];
+        keys.extend(older);
+        CursorSealer {
+            keys: Keyring::new(&keys).expect("at least one key"),
+        }
     }
 
     /// A sealer with a fresh random key: cursors do not survive a restart.
     pub(crate) fn random() -> Self {
-        let mut key = [0u8; 32];
-        if getrandom::fill(&mut key).is_err() {
-            // No entropy source: fall back to a per-process value. Cursors then only
-            // resist accidental misuse, which is all they guard when no key is secret.
-            let seed = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos());
-            key[..16].copy_from_slice(&seed.to_le_bytes());
-            key[16..24].copy_from_slice(&u64::from(std::process::id()).to_le_bytes());
+        CursorSealer {
+            keys: Keyring::random(),
         }
-        CursorSealer::new(key)
     }
 
-    fn tag(key: &[u8; 32], body: &[u8], scope: &str) -> HmacSha256 {
-        let mut mac =
-            <HmacSha256 as Mac>::new_from_slice(key).expect("HMAC accepts any key length");
-        mac.update(body);
-        mac.update(&(scope.len() as u64).to_le_bytes());
-        mac.update(scope.as_bytes());
-        mac
+    /// What the tag covers: the cursor's bytes and the listing's scope.
+    fn tagged<'a>(body: &'a [u8], scope: &'a str) -> impl Fn(&mut HmacSha256) + 'a {
+        move |mac| {
+            mac.update(body);
+            mac.update(&(scope.len() as u64).to_le_bytes());
+            mac.update(scope.as_bytes());
+        }
     }
 
     /// Seals a position of mount `mount` in listing `kind` scoped to `scope`.
@@ -127,8 +112,8 @@ impl CursorSealer {
         raw.push(kind as u8);
         raw.extend_from_slice(&mount.to_be_bytes());
         raw.extend_from_slice(position);
-        let tag = Self::tag(&self.key, &raw, scope).finalize().into_bytes();
-        raw.extend_from_slice(&tag[..TAG_LEN]);
+        let tag = self.keys.seal(Self::tagged(&raw, scope));
+        raw.extend_from_slice(&tag);
         URL_SAFE_NO_PAD.encode(raw)
     }
 
@@ -147,12 +132,7 @@ impl CursorSealer {
             return Err(InvalidCursor);
         }
         let (body, tag) = raw.split_at(raw.len() - TAG_LEN);
-        let genuine = std::iter::once(&self.key).chain(&self.older).any(|key| {
-            Self::tag(key, body, scope)
-                .verify_truncated_left(tag)
-                .is_ok()
-        });
-        if !genuine {
+        if !self.keys.opens(tag, Self::tagged(body, scope)) {
             return Err(InvalidCursor);
         }
         if body[0] != FORMAT_VERSION || body[1] != kind as u8 {

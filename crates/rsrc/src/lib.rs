@@ -35,6 +35,7 @@ mod extension;
 pub mod filter;
 #[doc(hidden)]
 pub mod fuzzing;
+mod keyring;
 pub mod keyset;
 mod list_item;
 mod options;

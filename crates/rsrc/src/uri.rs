@@ -9,6 +9,10 @@
 //! characters RFC 3987 does not allow (controls, bidi formatting marks, non-characters)
 //! are refused. Providers still check what the URI *means*; this only guarantees they
 //! receive a well-formed string.
+//!
+//! [`canonical`] is the form a URI is compared in when what it names matters more than
+//! how it is spelled (the URIs kept out of the tools): every spelling a provider resolves
+//! to the same resource has the same canonical form.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -108,9 +112,140 @@ pub(crate) fn validate(uri: &str, max_len: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// `uri` as every provider resolves it, for comparisons (RFC 3986 §6.2.2, and beyond it
+/// wherever a provider reads more spellings as one): the scheme and the authority in
+/// lowercase, every percent-encoded octet decoded once (unreserved characters as RFC
+/// 3986 normalises them, reserved ones because every provider decodes each segment or
+/// template value whole, and `%2F` because a reserved expansion (`{+path}`) decodes it
+/// into a separator), then the path's dot segments removed (RFC 3986 §5.2.4). Bytes, as
+/// decoding may give text that is not UTF-8.
+///
+/// Two URIs with the same canonical form may name different resources (a database key
+/// holding `/`, a host whose provider tells case apart): the form errs towards
+/// sameness, which is the safe side for what it is used for, keeping resources out.
+pub(crate) fn canonical(uri: &str) -> Vec<u8> {
+    normalized(uri, true)
+}
+
+/// [`canonical`] with the dot segments left as they are: how a provider that takes
+/// `..` for a name (a template variable's value) reads the URI.
+pub(crate) fn decoded(uri: &str) -> Vec<u8> {
+    normalized(uri, false)
+}
+
+fn normalized(uri: &str, remove_dots: bool) -> Vec<u8> {
+    let (scheme, rest) = uri.split_once(':').unwrap_or(("", uri));
+    let mut out: Vec<u8> = scheme.to_ascii_lowercase().into_bytes();
+    out.push(b':');
+    let mut rest = rest;
+    if let Some(after) = rest.strip_prefix("//") {
+        let end = after.find(['/', '?', '#']).unwrap_or(after.len());
+        out.extend_from_slice(b"//");
+        let mut authority = percent_decode(&after[..end]);
+        authority.make_ascii_lowercase();
+        out.extend_from_slice(&authority);
+        rest = &after[end..];
+    }
+    let end = rest.find(['?', '#']).unwrap_or(rest.len());
+    let path = percent_decode(&rest[..end]);
+    if remove_dots {
+        out.extend_from_slice(&remove_dot_segments(&path));
+    } else {
+        out.extend_from_slice(&path);
+    }
+    out.extend_from_slice(&percent_decode(&rest[end..]));
+    out
+}
+
+/// `text` with every well-formed `%XX` decoded, once.
+fn percent_decode(text: &str) -> Vec<u8> {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |j: usize| b.get(j).and_then(|c| (*c as char).to_digit(16));
+        match (b[i], hex(i + 1), hex(i + 2)) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// RFC 3986 §5.2.4 over a decoded path: `.` segments dropped, `..` removing the segment
+/// before it (never climbing above the root).
+fn remove_dot_segments(path: &[u8]) -> Vec<u8> {
+    if !path.split(|&c| c == b'/').any(|s| s == b"." || s == b"..") {
+        return path.to_vec();
+    }
+    let absolute = path.first() == Some(&b'/');
+    let segments: Vec<&[u8]> = path.split(|&c| c == b'/').collect();
+    let last = segments.len() - 1;
+    let mut kept: Vec<&[u8]> = Vec::new();
+    for (i, s) in segments.iter().enumerate() {
+        match *s {
+            b"." | b".." => {
+                if *s == b".." && kept.len() > usize::from(absolute) {
+                    kept.pop();
+                }
+                // A path ending in a dot segment names a directory: it keeps its slash.
+                if i == last {
+                    kept.push(b"");
+                }
+            }
+            _ => kept.push(s),
+        }
+    }
+    if absolute && kept.is_empty() {
+        kept.push(b"");
+    }
+    let mut out = kept.join(&b'/');
+    if absolute && out.first() != Some(&b'/') {
+        out.insert(0, b'/');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::validate;
+
+    #[test]
+    fn every_spelling_of_a_resource_has_one_canonical_form() {
+        use super::canonical;
+        let same = |a: &str, b: &str| {
+            assert_eq!(
+                String::from_utf8_lossy(&canonical(a)),
+                String::from_utf8_lossy(&canonical(b)),
+                "{a} and {b}"
+            );
+        };
+        same("file:///%73ecret/key.txt", "file:///secret/key.txt");
+        same("db://%73hop/items/1", "db://shop/items/1");
+        same("DB://SHOP/items/1", "db://shop/items/1");
+        same("db://sh%6fp/items/1", "db://shop/items/1");
+        same("file:///a%21b/x", "file:///a!b/x");
+        same("file:///open/../secret/x", "file:///secret/x");
+        same("file:///open/%2E%2E/secret/x", "file:///secret/x");
+        same("file:///./secret/./x", "file:///secret/x");
+        same("file:///../../secret", "file:///secret");
+        same("file:///secret/sub/..", "file:///secret/");
+        same("x:///a%2Fb", "x:///a/b");
+        same("skill://team/s/%53KILL.md", "skill://team/s/SKILL.md");
+        same("git:///main/%2e%2e/x?q=%41#%42", "git:///x?q=A#B");
+        // Case is kept where providers keep it: the path, the query.
+        assert_ne!(canonical("file:///Secret"), canonical("file:///secret"));
+        // Decoded once: a double encoding stays one level encoded.
+        assert_eq!(canonical("file:///%2573"), b"file:///%73");
+        // Not UTF-8 once decoded: kept as bytes.
+        assert_eq!(canonical("file:///%FF"), b"file:///\xff");
+    }
 
     #[test]
     fn an_iri_maps_to_its_percent_encoded_uri() {

@@ -2,6 +2,8 @@
 //! changes, signals and leases, and recover from Redis going away, from a subscription
 //! that dies without a word, and from a stalled runtime.
 
+#[path = "common/bus_keys.rs"]
+mod bus_keys;
 mod common;
 #[path = "common/redis_proxy.rs"]
 mod redis_proxy;
@@ -21,7 +23,7 @@ use serde_json::json;
 /// Leases of the default 3 s: a holder keeps its lease through a stall of over a second
 /// (the tests run on loaded machines).
 fn options() -> RedisBusOptions {
-    RedisBusOptions::default()
+    bus_keys::options()
 }
 
 /// The resource that [`until_connected`] changes to see the bus work: left out of what
@@ -294,7 +296,6 @@ async fn listeners_are_resynchronised_when_redis_comes_back() {
         .request("resources/read", json!({"uri": "w:///b"}))
         .await;
     assert_eq!(read["result"]["contents"][0]["text"], "B");
-    tokio::time::sleep(Duration::from_millis(300)).await;
     redis.restart();
     // Once back, every subscription hears an update: nothing was lost silently.
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -480,4 +481,247 @@ async fn listeners_resync_once_subscribed_when_the_first_attempt_failed() {
         assert!(Instant::now() < deadline, "no resync: {got:?}");
         got.extend(updates(&mut on_b, Duration::from_millis(200)).await);
     }
+}
+
+/// Publishes every payload of `payloads` on the change channel, in one round trip.
+fn publish_raw(url: &str, payloads: &[String]) {
+    let mut c = redis_conn(url);
+    let mut p = redis::pipe();
+    for m in payloads {
+        p.cmd("PUBLISH").arg("rsrc:changes").arg(m).ignore();
+    }
+    p.query::<()>(&mut c).unwrap();
+}
+
+/// The review's reproduction: anyone who can publish on the channel made every instance
+/// notify its clients of changes that never happened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_without_the_bus_keys_tag_is_dropped_and_counted() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let a = instance(&redis).await;
+    let bus = RedisBus::connect(&redis.url(), options()).await.unwrap();
+    let b = server_on(bus.clone());
+    let mut on_b = subscribed(&b, "w:///a").await;
+    until_connected(&a, &mut on_b).await;
+    let ts = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let mut other = options();
+    other.keys = vec![[9; 32]];
+    let before = bus.rejected().messages;
+    publish_raw(
+        &redis.url(),
+        &[
+            // Unsigned, as the review sent it.
+            r#"{"from":"x","updated":"w:///a"}"#.to_owned(),
+            format!(r#"{{"from":"x","ts":{ts},"seq":1,"updated":"w:///a"}}"#),
+            // Signed, but with a key this deployment does not have.
+            format!(
+                "AAAAAAAAAAAAAAAAAAAAAA.{{\"from\":\"x\",\"ts\":{ts},\"seq\":2,\"list\":true}}"
+            ),
+        ],
+    );
+    assert!(
+        heard_until_probe(&a, &mut on_b).await.is_empty(),
+        "no change is believed without the bus keys' tag"
+    );
+    assert_eq!(bus.rejected().messages - before, 3);
+    // The same message signed with the deployment's key is believed.
+    publish_raw(
+        &redis.url(),
+        &[bus_keys::message("x", json!({"updated": "w:///a"}))],
+    );
+    assert_eq!(heard_until_probe(&a, &mut on_b).await, ["w:///a"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_genuine_message_replayed_is_dropped() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let a = instance(&redis).await;
+    let bus = RedisBus::connect(&redis.url(), options()).await.unwrap();
+    let b = server_on(bus.clone());
+    let mut on_b = subscribed(&b, "w:///a").await;
+    until_connected(&a, &mut on_b).await;
+    // Someone listening on the channel records what A sends.
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut spy = client.get_connection().unwrap();
+    let mut spy = spy.as_pubsub();
+    spy.subscribe("rsrc:changes").unwrap();
+    spy.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    a.changes().updated("w:///a");
+    assert_eq!(heard_until_probe(&a, &mut on_b).await, ["w:///a"]);
+    let mut recorded = Vec::new();
+    while let Ok(m) = spy.get_message() {
+        let payload: String = m.get_payload().unwrap();
+        if payload.contains("w:///a") {
+            recorded.push(payload);
+        }
+    }
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    let before = bus.rejected().messages;
+    publish_raw(&redis.url(), &recorded);
+    assert!(
+        heard_until_probe(&a, &mut on_b).await.is_empty(),
+        "a message heard before is not believed again"
+    );
+    assert_eq!(bus.rejected().messages - before, 1);
+}
+
+/// 200 resyncs from another instance cost this one one resync (or two, if the burst
+/// straddles the rate limit), not 200: its listeners are told to look again, and its
+/// observers (read caches) drop what they hold, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_resyncs_costs_one_resync() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let a = instance(&redis).await;
+    let b = instance(&redis).await;
+    let mut on_b = subscribed(&b, "w:///a").await;
+    until_connected(&a, &mut on_b).await;
+    let resyncs = Arc::new(AtomicUsize::new(0));
+    b.changes().on_change({
+        let resyncs = Arc::clone(&resyncs);
+        move |e| {
+            if matches!(e, rsrc::ChangeEvent::Resync(_)) {
+                resyncs.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    });
+    let burst: Vec<String> = (0..200)
+        .map(|_| bus_keys::message("elsewhere", json!({"resync": ""})))
+        .collect();
+    publish_raw(&redis.url(), &burst);
+    assert!(
+        eventually(|| resyncs.load(Ordering::SeqCst) > 0).await,
+        "the resync never came"
+    );
+    // Whatever else the burst causes comes within the rate limit's period (1 s) after
+    // the first.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let done = resyncs.load(Ordering::SeqCst);
+    assert!(
+        (1..=2).contains(&done),
+        "one resync per burst (two at most), not one per message: {done}"
+    );
+    let heard = updates(&mut on_b, Duration::from_millis(200)).await;
+    assert!(heard.len() <= 2, "{heard:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_over_tls_is_reached_with_its_ca_and_refused_without() {
+    let Some(redis) = RedisServer::start_with({
+        let mut o = rsrc_testkit::redis::RedisOptions::default();
+        o.tls = true;
+        o
+    }) else {
+        return;
+    };
+    let url = redis.url();
+    assert!(url.starts_with("rediss://"));
+    // Not signed by a root the system trusts: refused.
+    let refused = RedisBus::connect(&url, options()).await.unwrap_err();
+    assert!(
+        refused.to_string().contains("cannot reach Redis"),
+        "{refused}"
+    );
+    let mut o = options();
+    o.ca_pem = Some(redis.ca_pem().unwrap().as_bytes().to_vec());
+    let a = server_on(RedisBus::connect(&url, o.clone()).await.unwrap());
+    let b = server_on(RedisBus::connect(&url, o).await.unwrap());
+    let mut on_b = subscribed(&b, "w:///a").await;
+    until_connected(&a, &mut on_b).await;
+    a.changes().updated("w:///a");
+    assert_eq!(heard_until_probe(&a, &mut on_b).await, ["w:///a"]);
+    // A CA file without TLS is a mistake, said so.
+    let mut plain = options();
+    plain.ca_pem = Some(b"x".to_vec());
+    let err = RedisBus::connect("redis://127.0.0.1:1", plain)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("rediss://"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_password_given_apart_from_the_url_is_used() {
+    let Some(redis) = RedisServer::start_with({
+        let mut o = rsrc_testkit::redis::RedisOptions::default();
+        o.password = Some("correct horse battery staple".into());
+        o
+    }) else {
+        return;
+    };
+    let refused = RedisBus::connect(&redis.url(), options())
+        .await
+        .unwrap_err();
+    assert!(!refused.to_string().contains("horse"), "{refused}");
+    let mut o = options();
+    o.password = Some("correct horse battery staple".into());
+    let server = server_on(RedisBus::connect(&redis.url(), o).await.unwrap());
+    let lease = server.changes().lease("db://shop");
+    assert!(eventually(|| lease.held()).await, "the bus works");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_deployment_on_the_same_namespace_is_refused() {
+    use rsrc::bus::ChangeBus as _;
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let serving = |dir: &str| {
+        let mut o = options();
+        o.serves = vec![format!("directory: {dir} hidden=Some(false)")];
+        o
+    };
+    // Its record is written before it is connected.
+    let first = RedisBus::connect(&redis.url(), serving("/srv/a"))
+        .await
+        .unwrap();
+    // Another instance of the same deployment joins.
+    let second = RedisBus::connect(&redis.url(), serving("/srv/a"))
+        .await
+        .unwrap();
+    // One serving another directory would take turns watching with them: refused.
+    let err = RedisBus::connect(&redis.url(), serving("/srv/b"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("serves other sources") && err.contains("--bus-namespace"),
+        "{err}"
+    );
+    // So is one without this deployment's keys, whatever it serves.
+    let mut stranger = serving("/srv/a");
+    stranger.keys = vec![[7; 32]];
+    let err = RedisBus::connect(&redis.url(), stranger)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("another deployment"), "{err}");
+    // Under its own namespace it starts.
+    let mut elsewhere = serving("/srv/b");
+    elsewhere.namespace = "other".into();
+    RedisBus::connect(&redis.url(), elsewhere).await.unwrap();
+    // Once the first deployment is gone, the namespace is free again.
+    for bus in [&first, &second] {
+        bus.leave().await;
+    }
+    drop((first, second));
+    RedisBus::connect(&redis.url(), serving("/srv/b"))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_bus_without_a_key_is_refused() {
+    let err = RedisBus::connect("redis://127.0.0.1:1", RedisBusOptions::default())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("openssl rand -hex 32"), "{err}");
 }

@@ -408,6 +408,19 @@ async fn refused_requests_allocate_no_session() {
     );
 }
 
+/// Waits for the first progress notification on a request's stream: the request runs.
+async fn until_progress(stream: &mut rsrc_testkit::SseStream) {
+    loop {
+        let e = stream
+            .next_event(Duration::from_secs(5))
+            .await
+            .expect("the request reports progress");
+        if e.data.contains("notifications/progress") {
+            return;
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_runs_a_bounded_number_of_requests_at_once() {
     let srv = start(HttpConfig {
@@ -417,25 +430,28 @@ async fn a_session_runs_a_bounded_number_of_requests_at_once() {
     .await;
     let mut peer = srv.peer();
     peer.initialize().await;
+    let (host, sid) = (peer.host(), peer.session().unwrap().to_owned());
+    let mut h = standard(&host);
+    h.push(("mcp-session-id", &sid));
     let mut slow = Vec::new();
     for i in 0..2 {
-        let mut p = peer.clone();
-        slow.push(tokio::spawn(async move {
-            p.post(
-                &json!({"jsonrpc": "2.0", "id": 100 + i, "method": "resources/read",
-                "params": {"uri": "sample:///slow"}}),
-            )
-            .await
-        }));
+        let msg = json!({"jsonrpc": "2.0", "id": 100 + i, "method": "resources/read",
+            "params": {"uri": "sample:///slow", "_meta": {"progressToken": i}}});
+        let mut stream = peer.open("POST", &h, msg.to_string().as_bytes()).await;
+        until_progress(&mut stream).await;
+        slow.push(stream);
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let msg = read(&mut peer, "sample:///README.md");
     let res = peer.post(&msg).await;
     assert_eq!(res.status, 429);
     assert_eq!(res.json()["id"], msg["id"]);
     assert!(res.header("retry-after").is_some());
-    for t in slow {
-        assert_eq!(t.await.unwrap().status, 200);
+    for mut stream in slow {
+        let mut answered = false;
+        while let Some(e) = stream.next_event(Duration::from_secs(10)).await {
+            answered |= e.data.contains("\"result\"");
+        }
+        assert!(answered, "the slow reads finish");
     }
     assert_eq!(peer.post(&msg).await.status, 200, "room again");
 }
@@ -553,22 +569,25 @@ async fn shutdown_finishes_requests_in_flight_and_closes_streams() {
             b"",
         )
         .await;
-    let mut slow_peer = peer.clone();
-    let slow = tokio::spawn(async move {
-        slow_peer
-            .post(
-                &json!({"jsonrpc": "2.0", "id": 9, "method": "resources/read",
-                "params": {"uri": "sample:///slow"}}),
-            )
-            .await
-    });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut h = standard(&host);
+    h.push(("mcp-session-id", &sid));
+    let msg = json!({"jsonrpc": "2.0", "id": 9, "method": "resources/read",
+        "params": {"uri": "sample:///slow", "_meta": {"progressToken": "t"}}});
+    let mut slow = peer.open("POST", &h, msg.to_string().as_bytes()).await;
+    until_progress(&mut slow).await;
     let addr = srv.addr;
     let started = std::time::Instant::now();
-    srv.shut_down().await;
-    let res = slow.await.unwrap();
-    assert_eq!(res.status, 200);
-    assert_eq!(res.json()["result"]["contents"][0]["text"], "done");
+    let closing = tokio::spawn(srv.shut_down());
+    let mut response = None;
+    while let Some(e) = slow.next_event(Duration::from_secs(10)).await {
+        let m: Value = serde_json::from_str(&e.data).unwrap();
+        if m.get("id").is_some() {
+            response = Some(m);
+        }
+    }
+    closing.await.unwrap();
+    let response = response.expect("the request in flight is answered");
+    assert_eq!(response["result"]["contents"][0]["text"], "done");
     assert!(started.elapsed() < Duration::from_secs(8));
     // The standalone stream ended.
     while stream.next_event(Duration::from_secs(5)).await.is_some() {}

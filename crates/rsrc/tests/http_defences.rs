@@ -417,7 +417,10 @@ async fn a_client_that_stops_reading_a_large_response_loses_its_connection() {
     // The stalled reader holds the only connection until the server gives up on it.
     let mut stalled = TcpStream::connect(srv.addr).await.unwrap();
     stalled.write_all(request.as_bytes()).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Its response has begun: the server serves it (and holds the connection).
+    let mut head = [0u8; 12];
+    stalled.read_exact(&mut head).await.unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
     let mut next = srv.peer();
     next.speak(rsrc::protocol::ProtocolVersion::V2026_07_28);
     let ping = next.modern_request("resources/list", json!({}));

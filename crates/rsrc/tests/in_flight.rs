@@ -25,9 +25,9 @@ async fn a_cancelled_request_gets_no_response_and_others_are_unaffected() {
             peer.speak(ProtocolVersion::V2026_07_28);
             params["_meta"] = modern_meta();
         }
+        // The cancellation follows the request on the same stream: it finds it running.
         peer.send(json!({"jsonrpc":"2.0","id":"slow-1","method":"resources/read","params":params}))
             .await;
-        tokio::time::sleep(Duration::from_millis(50)).await;
         peer.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1","reason":"user"}}))
             .await;
         let mut read = json!({"uri": "sample:///README.md"});

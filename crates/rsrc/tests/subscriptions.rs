@@ -162,7 +162,15 @@ async fn listen_acknowledges_first_then_delivers_tagged_notifications() {
         "params": {"requestId": "sub-1"}}),
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The cancellation has taken effect once the subscription is gone.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while server.changes().subscribers("w:///a") != 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the listen stream went on"
+        );
+        tokio::task::yield_now().await;
+    }
     server.changes().updated("w:///a");
     peer.expect_silence(Duration::from_millis(200)).await;
     assert_eq!(server.changes().subscribers("w:///a"), 0);

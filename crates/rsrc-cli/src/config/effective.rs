@@ -50,17 +50,28 @@ impl Config {
             .collect()
     }
 
+    /// The connection strings written in the configuration (which may hold passwords).
+    fn connections_mut(&mut self) -> impl Iterator<Item = &mut String> {
+        let sources = self.sources.iter_mut().filter_map(|s| match &mut s.at {
+            Location::Postgres(url) => Some(url),
+            _ => None,
+        });
+        sources.chain(self.cluster.bus.as_mut())
+    }
+
+    /// Whether a connection string holds a password (the file holding it is a secret).
+    pub(super) fn holds_password(&self) -> bool {
+        self.clone()
+            .connections_mut()
+            .any(|c| crate::serve::redact(c) != *c)
+    }
+
     /// The effective configuration as TOML, sources resolved, passwords masked.
     pub(crate) fn to_toml(&self) -> Result<String, String> {
         let mut shown = self.clone();
         shown.sources = self.resolved();
-        for s in &mut shown.sources {
-            if let Location::Postgres(url) = &mut s.at {
-                *url = crate::serve::redact(url);
-            }
-        }
-        if let Some(url) = &mut shown.cluster.bus {
-            *url = crate::serve::redact(url);
+        for connection in shown.connections_mut() {
+            *connection = crate::serve::redact(connection);
         }
         let text = toml::to_string_pretty(&shown)
             .map_err(|e| format!("cannot print the configuration: {e}"))?;

@@ -67,6 +67,7 @@ impl Config {
             max_read: Size(a.max_read),
             db_timeout: Dur(a.db_timeout),
             db_poll: Dur(a.db_poll),
+            allow_open_secrets: a.allow_open_secrets,
             tools: ToolsSection {
                 enabled: a.tools,
                 max_text: a.tools_max_text,
@@ -96,10 +97,14 @@ impl Config {
             },
             cluster: ClusterSection {
                 bus: a.cluster.bus.clone(),
+                bus_key_file: a.cluster.bus_key_file.clone(),
+                bus_password_file: a.cluster.bus_password_file.clone(),
+                bus_ca_file: a.cluster.bus_ca_file.clone(),
                 namespace: a.cluster.bus_namespace.clone(),
                 cursor_key_file: a.cluster.cursor_key_file.clone(),
             },
             sources: Vec::new(),
+            file: None,
         }
     }
 
@@ -110,7 +115,17 @@ impl Config {
             Some(path) => Config::read(path)?,
             None => Config::default(),
         };
+        let holds_password = config.holds_password();
         config.apply_flags(args, matches);
+        // A file with a password in it is a secret file.
+        if let (Some(path), true) = (&args.config, holds_password) {
+            crate::serve::check_private(path, config.allow_open_secrets)?;
+        }
+        config.file = args
+            .config
+            .as_deref()
+            .map(super::sources::absolute)
+            .transpose()?;
         for arg in &args.sources {
             let mut source = crate::serve::parse_source(arg)?;
             source.absolutize(Path::new(""))?;
@@ -136,6 +151,9 @@ impl Config {
             &mut auth.jwt_secret_file,
             &mut auth.jwt_public_key,
             &mut config.cluster.cursor_key_file,
+            &mut config.cluster.bus_key_file,
+            &mut config.cluster.bus_password_file,
+            &mut config.cluster.bus_ca_file,
         ]
         .into_iter()
         .flatten()
@@ -200,6 +218,7 @@ impl Config {
             "max_read" => max_read, source max_read;
             "db_timeout" => db_timeout, source db_timeout;
             "db_poll" => db_poll, source db_poll;
+            "allow_open_secrets" => allow_open_secrets;
             "tools" => tools.enabled;
             "tools_max_text" => tools.max_text;
             "http" => http.listen;
@@ -219,6 +238,9 @@ impl Config {
             "jwt_issuer" => http.auth.jwt_issuer;
             "authorization_server" => http.auth.authorization_servers;
             "bus" => cluster.bus;
+            "bus_key_file" => cluster.bus_key_file;
+            "bus_password_file" => cluster.bus_password_file;
+            "bus_ca_file" => cluster.bus_ca_file;
             "bus_namespace" => cluster.namespace;
             "cursor_key_file" => cluster.cursor_key_file;
         }

@@ -70,6 +70,8 @@ pub(crate) struct Config {
     pub(crate) db_timeout: Dur,
     /// Default of every database: how often it is checked for commits.
     pub(crate) db_poll: Dur,
+    /// Accept secret files that their group or others may read.
+    pub(crate) allow_open_secrets: bool,
     /// The tools bridge.
     pub(crate) tools: ToolsSection,
     /// Streamable HTTP.
@@ -78,6 +80,9 @@ pub(crate) struct Config {
     pub(crate) cluster: ClusterSection,
     /// What is served.
     pub(crate) sources: Vec<SourceConfig>,
+    /// The file this configuration was read from (`--config`), if any.
+    #[serde(skip)]
+    pub(crate) file: Option<PathBuf>,
 }
 
 /// `[cluster]`: what instances of one deployment share (see `docs/deployment.md`).
@@ -87,6 +92,16 @@ pub(crate) struct ClusterSection {
     /// The Redis that carries changes and leases between instances.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) bus: Option<String>,
+    /// The keys that authenticate what the instances write to Redis.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) bus_key_file: Option<PathBuf>,
+    /// The file holding the Redis password.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) bus_password_file: Option<PathBuf>,
+    /// The certificate authority Redis's certificate must chain to (`rediss://`), instead
+    /// of the system's roots.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) bus_ca_file: Option<PathBuf>,
     /// Prefix of the bus's channel and keys.
     pub(crate) namespace: String,
     /// The file holding the keys that seal cursors (the first seals, all open).

@@ -110,6 +110,12 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     pub(crate) print_config: bool,
 
+    /// Accept files holding secrets (tokens, keys, passwords, a configuration file with a
+    /// password in it) that their group or others may read; by default such a file is
+    /// refused, as ssh refuses an unprotected private key.
+    #[arg(long)]
+    pub(crate) allow_open_secrets: bool,
+
     /// Serve the fixture of the official MCP conformance suite (`test://…`) alongside
     /// the sources.
     #[arg(long)]
@@ -127,9 +133,25 @@ pub(crate) struct ServeArgs {
 #[command(next_help_heading = "Several instances")]
 pub(crate) struct ClusterArgs {
     /// Share changes, and the watching of each source, with the other instances serving
-    /// the same sources, through this Redis (`redis://[:PASSWORD@]HOST:PORT[/DB]`).
+    /// the same sources, through this Redis (`redis://[USER@]HOST:PORT[/DB]`, or
+    /// `rediss://…` for TLS). Needs --bus-key-file.
     #[arg(long, value_name = "URL")]
     pub(crate) bus: Option<String>,
+
+    /// The keys that authenticate what the instances write to Redis (messages, session
+    /// records, replay logs), one per line, as for --cursor-key-file: the first signs,
+    /// every one verifies. Every instance must share it.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) bus_key_file: Option<PathBuf>,
+
+    /// The Redis password (of the URL's user, or of `default`), read from this file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) bus_password_file: Option<PathBuf>,
+
+    /// With `rediss://`: Redis's certificate must chain to the certificate authority in
+    /// this PEM file (instead of the system's roots).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) bus_ca_file: Option<PathBuf>,
 
     /// Prefix of the bus's channel and keys in Redis; deployments sharing a Redis need
     /// different ones.

@@ -4,9 +4,10 @@
 //! Invariants: the server is built from the `Config` alone; a source's own settings win
 //! over the top level's; sources kept out of the tools are excluded by the URI their
 //! resources are under; a PostgreSQL database's name never shadows a SQLite one's (the
-//! longest mount prefix wins); passwords never appear in messages.
+//! longest mount prefix wins); passwords never appear in messages; the server's own
+//! configuration and secret files are never served from a served directory.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use rsrc::bus::{RedisBus, RedisBusOptions};
@@ -16,7 +17,7 @@ use rsrc_providers::db::{self, sqlite};
 use rsrc_providers::fs::{self, FilterConfig, FsConfig, FsProvider, FsRoot};
 use rsrc_providers::git::{GitConfig, GitProvider};
 
-use super::read_secret;
+use super::secrets::{read_key_file, read_text_secret, redact, redact_error};
 use crate::config::{Config, Dur, Location, Size};
 
 const INSTRUCTIONS: &str = "This server exposes resources. Use resources/list to browse, \
@@ -77,29 +78,68 @@ fn source_base(at: &Location, name: Option<&str>, several: bool) -> String {
     base
 }
 
-/// The keys in `path`, one per line (see `--cursor-key-file`), each hashed to 32 bytes.
-fn cursor_keys(path: &Path) -> Result<Vec<[u8; 32]>, String> {
-    use sha2::Digest as _;
-    let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
-    let mut keys = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        if line.len() < 32 {
-            return Err(format!(
-                "{shown}:{}: a cursor key needs at least 32 characters (e.g. `openssl rand -hex 32`)",
-                i + 1
-            ));
-        }
-        keys.push(sha2::Sha256::digest(line.as_bytes()).into());
-    }
-    if keys.is_empty() {
-        return Err(format!("{shown}: no cursor key in it"));
-    }
-    Ok(keys)
+/// What this instance serves, one line per source, for the check that instances sharing
+/// a bus namespace serve the same (`RedisBusOptions::serves`): the source's kind and
+/// name, where it is, and what decides which of its changes are published.
+fn serves(config: &Config) -> Vec<String> {
+    config
+        .resolved()
+        .iter()
+        .map(|s| {
+            let (kind, at) = match &s.at {
+                Location::Directory(p) => ("directory", place(p)),
+                Location::Sqlite(p) => ("sqlite", place(p)),
+                Location::Postgres(url) => ("postgres", redact(url)),
+                Location::Git(p) => ("git", place(p)),
+                Location::Skills(p) => ("skills", place(p)),
+            };
+            let o = &s.options;
+            format!(
+                "{kind}:{} {at} hidden={:?} ignore_files={:?} include={:?} exclude={:?}",
+                s.name.as_deref().unwrap_or_default(),
+                o.hidden,
+                o.ignore_files,
+                o.include,
+                o.exclude,
+            )
+        })
+        .collect()
+}
+
+/// Where a path leads (links resolved), as the same text on every instance that sees the
+/// same place at the same path.
+fn place(path: &std::path::Path) -> String {
+    std::fs::canonicalize(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string()
+}
+
+/// The files holding the server's own configuration and secrets: never served, even
+/// from a served directory.
+fn own_files(config: &Config) -> Vec<PathBuf> {
+    let c = &config.cluster;
+    let a = &config.http.auth;
+    [
+        &config.file,
+        &c.cursor_key_file,
+        &c.bus_key_file,
+        &c.bus_password_file,
+        &c.bus_ca_file,
+        &a.bearer_token_file,
+        &a.jwt_secret_file,
+        &a.jwt_public_key,
+    ]
+    .into_iter()
+    .flatten()
+    .chain(
+        config
+            .sources
+            .iter()
+            .filter_map(|s| s.options.password_file.as_ref()),
+    )
+    .cloned()
+    .collect()
 }
 
 pub(super) fn build(
@@ -115,15 +155,41 @@ pub(super) fn build(
         .instructions(INSTRUCTIONS)
         .config(server_config);
     let cluster = &config.cluster;
+    let open = config.allow_open_secrets;
     if let Some(path) = &cluster.cursor_key_file {
-        builder = builder.cursor_keys(cursor_keys(path)?);
+        builder = builder.cursor_keys(read_key_file(path, "cursor key", open)?);
     }
     if let Some(url) = &cluster.bus {
+        let Some(key_file) = &cluster.bus_key_file else {
+            return Err(format!(
+                "--bus {}: needs --bus-key-file (bus_key_file in [cluster]): a key every instance shares authenticates what they write to Redis (write one with `openssl rand -hex 32 > bus.keys`, readable by its owner only)",
+                redact(url)
+            )
+            .into());
+        };
         let mut options = RedisBusOptions::default();
         options.namespace.clone_from(&cluster.namespace);
+        options.keys = read_key_file(key_file, "bus key", open)?;
+        options.password = match &cluster.bus_password_file {
+            Some(path) => Some(read_text_secret(path, "Redis password", open)?),
+            None => None,
+        };
+        options.ca_pem = match &cluster.bus_ca_file {
+            Some(path) => {
+                Some(std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?)
+            }
+            None => None,
+        };
+        options.serves = serves(config);
         let bus = runtime
             .block_on(RedisBus::connect(url, options))
-            .map_err(|e| format!("--bus {}: {e}", redact(url)))?;
+            .map_err(|e| {
+                format!(
+                    "--bus {}: {}",
+                    redact(url),
+                    redact_error(&e.to_string(), url)
+                )
+            })?;
         builder = builder.bus(bus);
     }
     if config.conformance_fixtures {
@@ -151,6 +217,7 @@ pub(super) fn build(
     let mut skills = Vec::new();
     // URI bases of the sources kept out of the tools.
     let mut untooled = Vec::new();
+    let withheld = own_files(config);
     for s in &sources {
         let o = &s.options;
         let size = |n: Option<Size>| n.unwrap_or(config.max_read).0;
@@ -166,6 +233,7 @@ pub(super) fn build(
                     respect_ignore_files: o.ignore_files.unwrap_or(config.ignore_files),
                     include: o.include.clone().unwrap_or_default(),
                     exclude: o.exclude.clone().unwrap_or_default(),
+                    withheld: withheld.clone(),
                 }),
                 max_read: Some(size(o.max_read)),
             }),
@@ -205,18 +273,14 @@ pub(super) fn build(
                 watch: config.watch,
                 poll_interval: o.db_poll.unwrap_or(config.db_poll).0,
                 password: match &o.password_file {
-                    Some(path) => {
-                        Some(String::from_utf8(read_secret(path)?).map_err(|_| {
-                            format!("{}: the password is not UTF-8", path.display())
-                        })?)
-                    }
+                    Some(path) => Some(read_text_secret(path, "password", open)?),
                     None => None,
                 },
                 ..PostgresConfig::default()
             };
             let provider = runtime
                 .block_on(PostgresProvider::connect(s.name.clone(), url, pg_config))
-                .map_err(|e| format!("{}: {e}", redact(url)))?;
+                .map_err(|e| format!("{}: {}", redact(url), redact_error(&e.to_string(), url)))?;
             // A PostgreSQL database is mounted at `db://NAME`, and the longest prefix
             // wins: a SQLite database whose name starts with NAME would be shadowed.
             if let Some(other) = databases
@@ -279,15 +343,4 @@ pub(super) fn build(
         });
     }
     Ok(builder.build()?)
-}
-
-/// A connection string without its password, for messages.
-pub(crate) fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => match url[scheme + 3..at].split_once(':') {
-            Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
-            None => url.to_owned(),
-        },
-        _ => url.to_owned(),
-    }
 }

@@ -11,21 +11,26 @@ use std::time::Duration;
 use rsrc::Server;
 use rsrc::transport::http::{AuthConfig, HttpConfig, JwtVerifier, TokenVerifier};
 
-use super::read_secret;
+use super::secrets::{check_key, read_secret, read_text_secret};
 use crate::config::{Config, HttpSection};
 
 fn auth_config(
     h: &HttpSection,
     addr: SocketAddr,
+    allow_open_secrets: bool,
 ) -> Result<Option<AuthConfig>, Box<dyn std::error::Error>> {
     let a = &h.auth;
+    let open = allow_open_secrets;
     let verifier = if let Some(path) = &a.bearer_token_file {
-        let token = String::from_utf8(read_secret(path)?)
-            .map_err(|_| format!("{}: the token is not UTF-8", path.display()))?;
+        let token = read_text_secret(path, "token", open)?;
+        check_key(token.as_bytes(), "bearer token")
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         TokenVerifier::Static(token)
     } else if let Some(path) = &a.jwt_secret_file {
+        let secret = read_secret(path, open)?;
+        check_key(&secret, "JWT HMAC secret").map_err(|e| format!("{}: {e}", path.display()))?;
         TokenVerifier::Jwt(
-            JwtVerifier::hmac(&read_secret(path)?)
+            JwtVerifier::hmac(&secret)
                 .audience(a.jwt_audience.clone())
                 .issuer(a.jwt_issuer.clone()),
         )
@@ -83,7 +88,7 @@ pub(super) fn serve_http(
             header_read_timeout: h.header_timeout.0,
             write_stall_timeout: h.write_timeout.0.max(Duration::from_millis(100)),
             shutdown_grace: config.shutdown_grace.0,
-            auth: auth_config(h, bound)?,
+            auth: auth_config(h, bound, config.allow_open_secrets)?,
             ..HttpConfig::default()
         };
         rsrc::transport::http::serve_http(server, listener, http_config, shutdown_signal()).await?;

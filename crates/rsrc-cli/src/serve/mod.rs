@@ -6,22 +6,23 @@
 //!
 //! This file runs the server (the runtime, stdio); beside it, `args.rs` holds the flags,
 //! `sources.rs` reads a source argument, `build.rs` builds the server from the
-//! configuration, and `http.rs` serves it over Streamable HTTP.
+//! configuration, `secrets.rs` reads secret files and masks passwords, and `http.rs`
+//! serves it over Streamable HTTP.
 
 mod args;
 mod build;
 mod http;
+mod secrets;
 mod sources;
-
-use std::path::Path;
 
 use rsrc::transport::{StreamConfig, serve_stdio};
 
 use crate::config::{Config, Listen};
 pub(crate) use args::{HttpArgs, ServeArgs};
+pub(crate) use build::CONVERT_WORKER;
 use build::build;
-pub(crate) use build::{CONVERT_WORKER, redact};
 use http::serve_http;
+pub(crate) use secrets::{check_private, redact};
 pub(crate) use sources::{absolute_source, parse_source};
 
 /// The runtime that serves: one thread, unless HTTP is given more.
@@ -69,15 +70,4 @@ pub(crate) fn run(
         served
     })?;
     Ok(())
-}
-
-fn read_secret(path: &Path) -> Result<Vec<u8>, String> {
-    let mut bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    while bytes.last().is_some_and(u8::is_ascii_whitespace) {
-        bytes.pop();
-    }
-    if bytes.is_empty() {
-        return Err(format!("{}: empty", path.display()));
-    }
-    Ok(bytes)
 }

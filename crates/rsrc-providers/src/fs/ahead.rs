@@ -100,7 +100,6 @@ impl Ahead {
 mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::time::Duration;
 
     use super::*;
 
@@ -123,7 +122,10 @@ mod tests {
         assert!(!ahead.wait(None, 10).await);
         assert_eq!(walked.load(Ordering::SeqCst), 0);
         let waiting = tokio::spawn(async move { ahead.wait(Some(b"p"), 10).await });
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // The waiting task runs until it parks (one thread: yielding lets it).
+        for _ in 0..16 {
+            tokio::task::yield_now().await;
+        }
         assert!(!waiting.is_finished(), "its walk is still going");
         gate.wait();
         assert!(waiting.await.unwrap(), "what the walk found");

@@ -6,8 +6,12 @@
 //!   completes as not found, so a hidden `.env` cannot be read by guessing its URI.
 //! - Ignore files are read through the root's capability handle exactly like resources
 //!   (non-blocking open, regular files only: a FIFO named `.gitignore` cannot hang the
-//!   server), and only up to [`MAX_IGNORE_FILE`] bytes; every rule that can be read
-//!   applies (lossy UTF-8, whole lines of an oversized file), and what cannot is logged.
+//!   server), and only up to [`MAX_IGNORE_FILE`] bytes. An ignore file that exists but
+//!   cannot be read whole (not a regular file, unreadable, larger than the bound, rules
+//!   that do not compile) fails closed: every entry of its directory, and so everything
+//!   below it, is hidden, and the reason is logged. Within a file read whole, a pattern
+//!   that does not parse is skipped as git skips it, and bytes that are not UTF-8 are
+//!   replaced (the other patterns still apply).
 //! - `.git` directories are never exposed.
 //!
 //! Semantics follow git's: the deepest ignore file with a matching pattern decides, `!`
@@ -30,37 +34,50 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use crate::kit::open::{ReadError, open_checked};
 use crate::kit::rel_path::RelPath;
 
-/// The rules text of one ignore file, read like a resource: opened without blocking
-/// through the root's handle, regular files only, at most [`MAX_IGNORE_FILE`] bytes. What
-/// cannot be used is logged and the rest applied: bytes that are not UTF-8 are replaced
-/// (the other patterns still apply), and of a file over the bound the complete lines
-/// within it apply. `None` when there is no such file, or it is not a regular file.
-fn read_ignore_file(dir_handle: &Dir, path: &RelPath) -> Option<String> {
+/// What a directory's ignore file holds.
+enum IgnoreFile {
+    /// There is none.
+    Absent,
+    /// Its text, read whole.
+    Text(String),
+    /// It exists but could not be read whole: its rules are unknown.
+    Unreadable,
+}
+
+/// One ignore file, read like a resource: opened without blocking through the root's
+/// handle, regular files only, at most [`MAX_IGNORE_FILE`] bytes. Anything that keeps it
+/// from being read whole is logged and makes it [`IgnoreFile::Unreadable`].
+fn read_ignore_file(dir_handle: &Dir, path: &RelPath) -> IgnoreFile {
     let shown = path.to_path();
+    let unreadable = |why: &dyn std::fmt::Display| {
+        tracing::warn!(file = %shown.display(), "ignore file cannot be read whole ({why}): everything in its directory is hidden");
+        IgnoreFile::Unreadable
+    };
     let (file, md) = match open_checked(dir_handle, path) {
         Ok(opened) => opened,
-        Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => {
-            tracing::warn!(file = %shown.display(), error = ?e, "ignore file not read");
-            return None;
+        Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            return IgnoreFile::Absent;
         }
+        Err(e) => return unreadable(&format_args!("{e:?}")),
     };
     if !md.is_file() {
-        tracing::warn!(file = %shown.display(), "ignore file is not a regular file: not read");
-        return None;
-    }
-    let mut bytes = Vec::new();
-    if let Err(e) = file.take(MAX_IGNORE_FILE).read_to_end(&mut bytes) {
-        tracing::warn!(file = %shown.display(), error = %e, "ignore file not read");
-        return None;
+        return unreadable(&"not a regular file");
     }
     if md.len() > MAX_IGNORE_FILE {
-        // The last line may be cut: only whole lines apply.
-        let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        bytes.truncate(whole);
-        tracing::warn!(file = %shown.display(), size = md.len(), limit = MAX_IGNORE_FILE, "ignore file over the limit: only its first lines apply");
+        return unreadable(&format_args!(
+            "{} bytes, over the limit of {MAX_IGNORE_FILE}",
+            md.len()
+        ));
     }
-    Some(decode_rules(bytes, &shown))
+    let mut bytes = Vec::new();
+    // One byte more than the limit tells a file that grew since it was looked at.
+    if let Err(e) = file.take(MAX_IGNORE_FILE + 1).read_to_end(&mut bytes) {
+        return unreadable(&e);
+    }
+    if bytes.len() as u64 > MAX_IGNORE_FILE {
+        return unreadable(&format_args!("over the limit of {MAX_IGNORE_FILE} bytes"));
+    }
+    IgnoreFile::Text(decode_rules(bytes, &shown))
 }
 
 /// An ignore file's text: UTF-8, or with the invalid bytes replaced (the other patterns
@@ -125,6 +142,10 @@ pub struct FilterConfig {
     pub include: Vec<String>,
     /// Files and directories matching one of these globs are never exposed.
     pub exclude: Vec<String>,
+    /// Files never exposed wherever they lie in the root: the server's own secrets (its
+    /// configuration, key, token and password files). Withheld by path (and so through a
+    /// symbolic link) and, when read, by identity (device and inode: a hard link too).
+    pub withheld: Vec<PathBuf>,
 }
 
 impl FilterConfig {
@@ -135,13 +156,25 @@ impl FilterConfig {
             respect_ignore_files: true,
             include: Vec::new(),
             exclude: Vec::new(),
+            withheld: Vec::new(),
         }
     }
 }
 
+/// The ignore rules of one directory.
+#[derive(Debug, Clone)]
+enum DirIgnore {
+    /// It has no ignore file.
+    None,
+    /// The rules of its ignore files.
+    Rules(Arc<Gitignore>),
+    /// An ignore file could not be read whole: everything in the directory is hidden.
+    Closed,
+}
+
 /// Ignore rules by directory (each root has its own [`Filter`]), with when they were
-/// read; `None` when the directory has no ignore file.
-type IgnoreCache = HashMap<RelPath, (Instant, Option<Arc<Gitignore>>)>;
+/// read.
+type IgnoreCache = HashMap<RelPath, (Instant, DirIgnore)>;
 
 /// How long ignore rules read from disk are trusted before being read again.
 const RULES_TTL: Duration = Duration::from_secs(2);
@@ -153,6 +186,10 @@ pub(crate) struct Filter {
     respect_ignore_files: bool,
     include: Option<GlobSet>,
     exclude: Option<GlobSet>,
+    /// [`FilterConfig::withheld`] inside the root, relative to it.
+    withheld_paths: Vec<PathBuf>,
+    /// [`FilterConfig::withheld`] as (device, inode).
+    withheld_ids: Vec<(u64, u64)>,
     ignore_cache: Mutex<IgnoreCache>,
 }
 
@@ -167,19 +204,68 @@ fn globset(globs: &[String]) -> Result<Option<GlobSet>, String> {
     b.build().map(Some).map_err(|e| e.to_string())
 }
 
+/// The rules of the ignore files of `dir` (`.gitignore`, then `.ignore`).
+fn read_rules(dir_handle: &Dir, dir: &RelPath) -> DirIgnore {
+    let mut builder = GitignoreBuilder::new("/");
+    let mut any = false;
+    for file in [".gitignore", ".ignore"] {
+        let path = dir.join(OsStr::new(file));
+        match read_ignore_file(dir_handle, &path) {
+            IgnoreFile::Absent => {}
+            IgnoreFile::Text(text) => any |= add_rules(&mut builder, &text, &path.to_path()),
+            IgnoreFile::Unreadable => return DirIgnore::Closed,
+        }
+    }
+    if !any {
+        return DirIgnore::None;
+    }
+    match builder.build() {
+        Ok(rules) => DirIgnore::Rules(Arc::new(rules)),
+        Err(e) => {
+            tracing::warn!(dir = %dir.to_path().display(), error = %e, "ignore rules do not compile: everything in their directory is hidden");
+            DirIgnore::Closed
+        }
+    }
+}
+
 impl Filter {
-    pub(crate) fn new(config: &FilterConfig) -> Result<Filter, String> {
+    /// The rules of `config` for the root at `root`.
+    pub(crate) fn new(config: &FilterConfig, root: &Path) -> Result<Filter, String> {
+        use std::os::unix::fs::MetadataExt as _;
+        let root = std::fs::canonicalize(root).ok();
+        let mut withheld_paths = Vec::new();
+        let mut withheld_ids = Vec::new();
+        for file in &config.withheld {
+            // One that does not exist has nothing to withhold.
+            if let Ok(md) = std::fs::metadata(file) {
+                withheld_ids.push((md.dev(), md.ino()));
+            }
+            if let (Some(root), Ok(file)) = (&root, std::fs::canonicalize(file))
+                && let Ok(rel) = file.strip_prefix(root)
+            {
+                withheld_paths.push(rel.to_path_buf());
+            }
+        }
         Ok(Filter {
             include_hidden: config.include_hidden,
             respect_ignore_files: config.respect_ignore_files,
             include: globset(&config.include)?,
             exclude: globset(&config.exclude)?,
+            withheld_paths,
+            withheld_ids,
             ignore_cache: Mutex::new(HashMap::new()),
         })
     }
 
+    /// Whether the file opened with metadata `md` is one of [`FilterConfig::withheld`]
+    /// (by any name).
+    pub(crate) fn withholds(&self, md: &cap_std::fs::Metadata) -> bool {
+        use cap_std::fs::MetadataExt as _;
+        !self.withheld_ids.is_empty() && self.withheld_ids.contains(&(md.dev(), md.ino()))
+    }
+
     /// The ignore rules of the directory `dir`, read on first use.
-    fn rules(&self, dir_handle: &Dir, dir: &RelPath) -> Option<Arc<Gitignore>> {
+    fn rules(&self, dir_handle: &Dir, dir: &RelPath) -> DirIgnore {
         if let Some((read, rules)) = self
             .ignore_cache
             .lock()
@@ -189,16 +275,7 @@ impl Filter {
         {
             return rules.clone();
         }
-        let mut builder = GitignoreBuilder::new("/");
-        let mut any = false;
-        for file in [".gitignore", ".ignore"] {
-            let path = dir.join(OsStr::new(file));
-            let Some(text) = read_ignore_file(dir_handle, &path) else {
-                continue;
-            };
-            any |= add_rules(&mut builder, &text, &path.to_path());
-        }
-        let rules = any.then(|| builder.build().ok()).flatten().map(Arc::new);
+        let rules = read_rules(dir_handle, dir);
         let mut cache = self
             .ignore_cache
             .lock()
@@ -235,8 +312,10 @@ impl Filter {
         if !self.respect_ignore_files {
             return;
         }
-        if let Some(r) = self.rules(root, &rules.dir) {
-            rules.rules.insert(0, (rules.path.clone(), r));
+        match self.rules(root, &rules.dir) {
+            DirIgnore::None => {}
+            DirIgnore::Rules(r) => rules.rules.insert(0, (rules.path.clone(), r)),
+            DirIgnore::Closed => rules.closed = true,
         }
     }
 
@@ -244,13 +323,23 @@ impl Filter {
     /// made for is exposed, given that the directory itself is.
     pub(crate) fn entry_visible(&self, rules: &DirRules, name: &OsStr, is_dir: bool) -> bool {
         let bytes = name.as_encoded_bytes();
-        if bytes == b".git" || (!self.include_hidden && bytes.first() == Some(&b'.')) {
+        if rules.closed
+            || bytes == b".git"
+            || (!self.include_hidden && bytes.first() == Some(&b'.'))
+        {
             return false;
         }
-        if self.exclude.is_none() && self.include.is_none() && rules.rules.is_empty() {
+        if self.exclude.is_none()
+            && self.include.is_none()
+            && rules.rules.is_empty()
+            && self.withheld_paths.is_empty()
+        {
             return true;
         }
         let rel = rules.path.join(name);
+        if self.withheld_paths.contains(&rel) {
+            return false;
+        }
         if self.exclude.as_ref().is_some_and(|g| g.is_match(&rel)) {
             return false;
         }
@@ -347,6 +436,9 @@ pub(crate) struct DirRules {
     /// `dir` as a relative path, empty for the root: what entries' paths are joined to.
     path: PathBuf,
     rules: Vec<(PathBuf, Arc<Gitignore>)>,
+    /// An ignore file of `dir` or of one of its ancestors could not be read whole: no
+    /// entry is exposed.
+    closed: bool,
 }
 
 impl DirRules {

@@ -339,7 +339,7 @@ impl FsProvider {
             }
             let dir = Dir::open_ambient_dir(&root.path, ambient_authority())
                 .map_err(|e| FsError::Open(root.path.clone(), e))?;
-            let filter = Filter::new(root.filter.as_ref().unwrap_or(&config.filter))
+            let filter = Filter::new(root.filter.as_ref().unwrap_or(&config.filter), &root.path)
                 .map_err(FsError::BadGlob)?;
             let max_read = root.max_read.unwrap_or(config.max_read);
             opened.push(Arc::new(Root {

@@ -92,6 +92,9 @@ impl ServedRoots {
         (file, md): (cap_std::fs::File, Metadata),
         convert: bool,
     ) -> Result<Vec<ResourceContents>, ResourceError> {
+        if self.roots[root].filter.withholds(&md) {
+            return Err(ResourceError::not_found(uri));
+        }
         let info = Info::from(&md);
         let bytes = self
             .read_file(ctx, root, file, md)

@@ -603,7 +603,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         tree(dir.path());
         let handle = Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
-        let filter = Filter::new(&super::super::filter::FilterConfig::standard()).unwrap();
+        let filter =
+            Filter::new(&super::super::filter::FilterConfig::standard(), dir.path()).unwrap();
         let cache = DirCache::new(1000, std::time::Duration::from_secs(60));
         for cached in [false, true] {
             let scope = Scope {

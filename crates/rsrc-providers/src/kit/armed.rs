@@ -59,7 +59,10 @@ mod tests {
             let gate = std::sync::Arc::clone(&gate);
             async move { gate.wait().await }
         });
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // The waiting task runs until it parks (one thread: yielding lets it).
+        for _ in 0..16 {
+            tokio::task::yield_now().await;
+        }
         assert!(!waiting.is_finished(), "disarmed: the wait goes on");
         gate.arm();
         tokio::time::timeout(Duration::from_secs(5), waiting)

@@ -4,7 +4,7 @@
 //! concerned, or after 9999) gives no timestamp instead of a panic. Files and commits
 //! carry any time their author chose.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Seconds since the epoch of 10000-01-01T00:00:00Z, the first instant RFC 3339 cannot
 /// write.
@@ -21,11 +21,13 @@ pub(crate) fn rfc3339(at: SystemTime) -> Option<String> {
 #[cfg(feature = "git")]
 pub(crate) fn rfc3339_seconds(seconds: i64) -> Option<String> {
     let secs = u64::try_from(seconds).ok()?;
-    rfc3339(UNIX_EPOCH.checked_add(Duration::from_secs(secs))?)
+    rfc3339(UNIX_EPOCH.checked_add(std::time::Duration::from_secs(secs))?)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[test]

@@ -494,7 +494,10 @@ mod tests {
                 let source = Arc::clone(&source);
                 async move { source.subscribed.watching().await }
             });
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            // The waiting task runs until it parks (one thread: yielding lets it).
+            for _ in 0..16 {
+                tokio::task::yield_now().await;
+            }
             assert!(
                 !waiting.is_finished(),
                 "no look yet: the subscription waits"

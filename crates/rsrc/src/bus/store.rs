@@ -21,6 +21,11 @@
 //!   deleted ([`Lookup::Deleted`]); an instance that still has a copy of a lost one
 //!   re-creates it ([`SessionStore::restore`]).
 //!
+//! The store knows a session by its *name*, a keyed digest of its id and of the identity
+//! that owns it ([`SessionStore::names`]): the id, which a client presents as a bearer
+//! credential, never leaves the instance that received it, and an identity presenting
+//! another's id finds no session under the name it computes.
+//!
 //! Invariants: appending never blocks (the queue is bounded; an event that does not fit
 //! is kept only by the instance that wrote it, and the stored log then has a hole, which
 //! [`SessionStore::read`] reports as [`StreamTail::broken`] rather than replaying past
@@ -54,8 +59,6 @@ impl std::error::Error for StoreError {}
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct StoredSession {
-    /// The identity that created it (hex digest), empty without authentication.
-    pub owner: String,
     /// The negotiated revision.
     pub version: String,
     /// `{"clientInfo": …, "capabilities": …}` from `initialize`, as JSON.
@@ -100,9 +103,8 @@ pub struct Claim {
 
 impl StoredSession {
     /// A record for a session just initialized.
-    pub fn new(owner: String, version: String, client: String) -> Self {
+    pub fn new(version: String, client: String) -> Self {
         StoredSession {
-            owner,
             version,
             client,
             ..StoredSession::default()
@@ -142,7 +144,7 @@ impl Revision {
 /// One event of a stream's replay log: the full SSE frame (`id: …\ndata: …\n\n`).
 #[derive(Debug, Clone)]
 pub struct StoredEvent {
-    /// The session's id.
+    /// The session's name ([`SessionStore::names`]).
     pub session: String,
     /// The stream's number within the session (0: the standalone stream).
     pub stream: u64,
@@ -179,11 +181,12 @@ pub struct StreamTail {
     /// ends); see [`SessionStore::liveness_grace`].
     pub writer_alive: bool,
     /// Events after the position are missing from the store (they could not be written,
-    /// or the store lost them): replaying what it has would skip them silently.
+    /// the store lost them, or what it holds of them does not verify): replaying what it
+    /// has would skip them silently.
     pub broken: bool,
 }
 
-/// Called with a session's id when another instance changed it, with `None` when
+/// Called with a session's name when another instance changed it, with `None` when
 /// changes may have been missed.
 pub type SessionChanged = Box<dyn Fn(Option<&str>) + Send + Sync>;
 
@@ -193,27 +196,36 @@ pub type SessionChanged = Box<dyn Fn(Option<&str>) + Send + Sync>;
 pub trait SessionStore: Send + Sync + 'static {
     /// This instance's id, as [`StoredSession::holder`] names it.
     fn instance(&self) -> &str;
+    /// The names the session `id` created by `owner` (the digest of an identity, empty
+    /// without authentication) may have in the store: one for each key the store
+    /// accepts, the one new sessions are created under first. Every other method takes
+    /// a name: the id itself never leaves this instance.
+    fn names(&self, id: &str, owner: &[u8]) -> Vec<String>;
     /// Records a new session.
     fn create<'a>(
         &'a self,
-        id: &'a str,
+        name: &'a str,
         session: &'a StoredSession,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
-    /// The session `id`; `touch` also restarts its expiry.
+    /// The session `name`; `touch` also restarts its expiry. A record the store cannot
+    /// vouch for (it does not verify, or exceeds the store's bounds) is
+    /// [`Lookup::Missing`].
     fn load<'a>(
         &'a self,
-        id: &'a str,
+        name: &'a str,
         touch: bool,
     ) -> BoxFuture<'a, Result<Lookup<StoredSession>, StoreError>>;
     /// Restarts the expiry of these sessions; for each, what the store knows of it.
-    fn touch<'a>(&'a self, ids: &'a [String])
-    -> BoxFuture<'a, Result<Vec<Lookup<()>>, StoreError>>;
+    fn touch<'a>(
+        &'a self,
+        names: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Lookup<()>>, StoreError>>;
     /// Records what changed from `before` to `state` (only that: what other instances
     /// changed meanwhile stays), tells the other instances, and returns the merged state.
     /// A session that no longer exists is not re-created.
     fn save<'a>(
         &'a self,
-        id: &'a str,
+        name: &'a str,
         before: &'a SessionState,
         state: &'a SessionState,
     ) -> BoxFuture<'a, Result<Lookup<Revision>, StoreError>>;
@@ -223,20 +235,20 @@ pub trait SessionStore: Send + Sync + 'static {
     /// Tells the other instances when it wrote anything.
     fn restore<'a>(
         &'a self,
-        id: &'a str,
+        name: &'a str,
         session: &'a StoredSession,
     ) -> BoxFuture<'a, Result<Lookup<()>, StoreError>>;
     /// Deletes the session and its logs, leaving a tombstone, and tells the other
     /// instances.
-    fn delete<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+    fn delete<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
     /// Makes this instance the session's holder, and tells the other instances.
-    fn claim<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Lookup<Claim>, StoreError>>;
+    fn claim<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Lookup<Claim>, StoreError>>;
     /// Numbers a new POST stream of the session, written by this instance. Only the most
     /// recent streams of a session are kept.
-    fn open_stream<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<u64, StoreError>>;
+    fn open_stream<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<u64, StoreError>>;
     /// Queues an event for the stream's log. Never blocks. An event of stream 0 is
     /// written only while this instance holds the session; when refused, the store
-    /// calls the [`on_change`](SessionStore::on_change) handlers with the session's id
+    /// calls the [`on_change`](SessionStore::on_change) handlers with the session's name
     /// (on this instance only), so that its copy is reloaded and stops writing.
     fn append(&self, event: StoredEvent);
     /// Queues the end of a stream whose last event is `last`, after its events.
@@ -244,12 +256,12 @@ pub trait SessionStore: Send + Sync + 'static {
     /// The events of a stream after `after`, of which the newest within `keep`.
     fn read<'a>(
         &'a self,
-        id: &'a str,
+        name: &'a str,
         stream: u64,
         after: u64,
         keep: Keep,
     ) -> BoxFuture<'a, Result<StreamTail, StoreError>>;
-    /// Calls `handler` with a session's id when another instance changed it, and with
+    /// Calls `handler` with a session's name when another instance changed it, and with
     /// `None` when changes may have been missed (every session should be reloaded). The
     /// handler is dropped with the store.
     fn on_change(&self, handler: SessionChanged);

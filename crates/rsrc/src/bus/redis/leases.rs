@@ -21,7 +21,7 @@ use redis::AsyncCommands as _;
 use redis::aio::MultiplexedConnection;
 
 use super::subscribe::beat_every;
-use super::wire::{Out, encode};
+use super::wire::Out;
 use super::{BusState, connect};
 
 pub(super) type LeaseState = Arc<Mutex<Option<Instant>>>;
@@ -48,12 +48,15 @@ pub(super) async fn give_up(s: &BusState) {
             })
             .collect()
     };
-    if keys.is_empty() {
-        return;
-    }
     let release = redis::Script::new(RELEASE);
     let gone = async {
         let mut c = connect(&s.client, s.options.timeout).await?;
+        // This instance no longer serves anything here.
+        redis::pipe()
+            .del(s.member_record().0)
+            .zrem(s.members_key(), &s.id)
+            .query_async::<()>(&mut c)
+            .await?;
         for key in &keys {
             release
                 .key(key)
@@ -162,9 +165,13 @@ pub(super) async fn keep_leases(shared: Weak<BusState>, conn: MultiplexedConnect
                 }
             }
             if full && !failed {
-                let beat: redis::RedisResult<i64> =
-                    c.publish(&s.channel, encode(&s.id, &Out::Beat)).await;
-                failed = beat.is_err();
+                // The heartbeat, and this instance's record of what it serves (which
+                // lives as long as its leases would).
+                let recorded = s.record_member().invoke_async::<i64>(c).await;
+                let beat: redis::RedisResult<i64> = c
+                    .publish(&s.channel.name, s.channel.encode(&s.id, None, &Out::Beat))
+                    .await;
+                failed = recorded.is_err() || beat.is_err();
                 last_round = Some(round_start);
             }
         }

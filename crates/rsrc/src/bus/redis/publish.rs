@@ -18,7 +18,7 @@ use redis::AsyncCommands as _;
 use redis::aio::MultiplexedConnection;
 use tokio::sync::mpsc;
 
-use super::wire::{Out, encode};
+use super::wire::Out;
 use super::{BusState, MIN_BACKOFF, backoff, connect};
 use crate::bus::BusEvent;
 
@@ -77,8 +77,9 @@ pub(super) async fn publish(
         };
         let mut failed = false;
         for event in &batch {
-            let sent: redis::RedisResult<i64> =
-                c.publish(&shared.channel, encode(&shared.id, event)).await;
+            let seq = shared.seq.fetch_add(1, Ordering::AcqRel) + 1;
+            let message = shared.channel.encode(&shared.id, Some(seq), event);
+            let sent: redis::RedisResult<i64> = c.publish(&shared.channel.name, message).await;
             if let Err(e) = sent {
                 tracing::warn!(error = %e, "cannot publish a change to Redis; the other instances will be told to resync");
                 failed = true;

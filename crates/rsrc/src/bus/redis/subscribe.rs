@@ -7,8 +7,10 @@
 //!   round trip elsewhere failed. After each re-establishment, and after a first attempt
 //!   that failed, this instance's listeners are told to look again; each time it is up
 //!   (the first time too), this instance's shared sessions are reloaded.
-//! - This instance's own messages are never delivered to it; a `Resync("")` from another
-//!   instance also reloads the shared sessions.
+//! - Only authentic, fresh messages are believed (`wire.rs`); anything else is dropped
+//!   and counted. This instance's own messages are never delivered to it; resyncs (a
+//!   `Resync` from another instance, this instance's own after it was away) go through
+//!   the coalescer (`resync.rs`), and a `Resync("")` also reloads the shared sessions.
 //! - The loop ends when the bus is dropped, or when the server it delivers to is gone.
 
 use std::sync::atomic::Ordering;
@@ -18,7 +20,7 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use tokio_util::sync::CancellationToken;
 
-use super::wire::{Out, decode};
+use super::wire::{Out, Reject, Replays, now_ms};
 use super::{BusState, MIN_BACKOFF, RedisBusOptions, backoff};
 use crate::bus::BusEvent;
 
@@ -40,11 +42,14 @@ pub(super) async fn subscribe(shared: Weak<BusState>, closed: CancellationToken)
     // Nothing can have been missed before the first subscription, if it succeeds at once.
     let mut missed = false;
     let mut warned = false;
+    // What each sender last sent, across subscriptions: a message heard before is never
+    // believed again.
+    let mut replays = Replays::default();
     loop {
         let Some(s) = shared.upgrade() else { return };
         let attempt = async {
             let mut pubsub = s.client.get_async_pubsub().await?;
-            pubsub.subscribe(&s.channel).await?;
+            pubsub.subscribe(&s.channel.name).await?;
             redis::RedisResult::Ok(pubsub)
         };
         let attempt = tokio::select! {
@@ -67,18 +72,20 @@ pub(super) async fn subscribe(shared: Weak<BusState>, closed: CancellationToken)
                 continue;
             }
         };
-        let Some(sink) = s.sink.get().cloned() else {
+        if s.sink.get().is_none() {
             return;
-        };
-        if missed {
-            tracing::info!("subscribed to Redis again: listeners are told to look again");
-            s.recovered_ms.store(s.now_ms().max(1), Ordering::Release);
-            sink.lost();
         }
         s.subscribed.store(true, Ordering::Release);
         // Shared sessions changed before the subscription was up (even the first: a
-        // session may have been created here meanwhile) are reloaded.
-        s.sessions_changed(None);
+        // session may have been created here meanwhile) are reloaded; after a failure,
+        // every listener looks again too.
+        if missed {
+            tracing::info!("subscribed to Redis again: listeners are told to look again");
+            s.recovered_ms.store(s.now_ms().max(1), Ordering::Release);
+            s.resyncs.ask(Some(""), true);
+        } else {
+            s.resyncs.ask(None, true);
+        }
         missed = true;
         warned = false;
         wait = MIN_BACKOFF;
@@ -97,34 +104,33 @@ pub(super) async fn subscribe(shared: Weak<BusState>, closed: CancellationToken)
                 () = closed.cancelled() => return,
                 msg = messages.next() => {
                     let Some(msg) = msg else { break };
-                    match decode(msg.get_payload_bytes()) {
-                        Some((from, Out::Beat)) => if from == id {
-                            match shared.upgrade() {
-                                Some(s) => s.echo_ms.store(s.now_ms(), Ordering::Release),
-                                None => return,
-                            }
-                        },
-                        Some((from, _)) if from == id => {}
-                        Some((_, Out::Event(event))) => {
-                            // Another instance lost events, perhaps session announcements
-                            // among them: its sessions are reloaded too.
-                            let everything = matches!(&event, BusEvent::Resync(p) if p.is_empty());
-                            if !sink.deliver(event) {
-                                // The server is gone.
-                                return;
-                            }
-                            if everything {
-                                match shared.upgrade() {
-                                    Some(s) => s.sessions_changed(None),
-                                    None => return,
-                                }
+                    let Some(s) = shared.upgrade() else { return };
+                    let received = s.channel.decode(msg.get_payload_bytes()).and_then(|m| {
+                        if replays.fresh(&m, now_ms()) { Ok(m) } else { Err(Reject::Replayed) }
+                    });
+                    match received {
+                        Err(why) => s.rejected_message(why),
+                        Ok(m) if m.from == id => {
+                            if matches!(m.out, Out::Beat) {
+                                s.echo_ms.store(s.now_ms(), Ordering::Release);
                             }
                         }
-                        Some((_, Out::Session(session))) => match shared.upgrade() {
-                            Some(s) => s.sessions_changed(Some(&session)),
-                            None => return,
+                        Ok(m) => match m.out {
+                            Out::Beat => {}
+                            // Another instance lost events, perhaps session announcements
+                            // among them: its sessions are reloaded too (coalesced).
+                            Out::Event(BusEvent::Resync(prefix)) => {
+                                s.resyncs.ask(Some(&prefix), prefix.is_empty());
+                            }
+                            Out::Event(event) => {
+                                let Some(sink) = s.sink.get() else { return };
+                                if !sink.deliver(event) {
+                                    // The server is gone.
+                                    return;
+                                }
+                            }
+                            Out::Session(name) => s.sessions_changed(Some(&name)),
                         },
-                        None => tracing::debug!("skipped a message on the change channel that is not an event"),
                     }
                 }
                 () = &mut broken => break,

@@ -1,23 +1,35 @@
 //! The messages on the bus's channel: one JSON object per event, tagged with the sending
-//! instance's id.
+//! instance's id, the time it was sent and (events) its sequence number, and
+//! authenticated: `TAG.JSON`, where `TAG` is the base64url HMAC-SHA256 (128 bits) of the
+//! channel's name and the JSON, under the deployment's bus keys.
 //!
 //! Invariants:
-//! - Exactly one of an event's members is set; a message with none, or with more than
-//!   one, or without its sender, or larger than [`MAX_MESSAGE`], is not one of ours and
-//!   decodes to nothing.
+//! - A message whose tag does not verify under any bus key, or that is not one of ours
+//!   (too large, not JSON, no member or more than one, no sender) decodes to a
+//!   [`Reject`]: nothing of it is believed. The channel's name is authenticated too, so a
+//!   message cannot be replayed into another namespace.
 //! - No message sent is larger than [`MAX_MESSAGE`]: an event that would be is sent as
 //!   the resync of what it could have changed (a prefix of its URI, cut on a character
 //!   boundary; everything for a signal).
+//! - Freshness (the time sent, each sender's sequence) is checked by the receiver
+//!   ([`Replays`]): a message older than [`MAX_AGE`], or an event not newer than the
+//!   last one heard from its sender, is a replay.
 
+use std::collections::HashMap;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 
 use crate::bus::BusEvent;
+use crate::keyring::{Keyring, TAG_LEN, feed};
 
 /// What the publishing task sends.
 #[derive(Debug)]
 pub(super) enum Out {
     Event(BusEvent),
-    /// A shared session changed.
+    /// A shared session changed (its name in the store, never its id).
     Session(String),
     /// This instance's heartbeat: it expects to hear it back.
     Beat,
@@ -27,6 +39,12 @@ pub(super) enum Out {
 #[derive(Serialize, Deserialize)]
 struct Wire {
     from: String,
+    /// Milliseconds since the Unix epoch, when it was sent.
+    ts: u64,
+    /// The sender's sequence number (events and session changes; not heartbeats, which
+    /// travel on another connection).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    seq: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     updated: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -46,25 +64,44 @@ struct Wire {
 pub(super) const MAX_MESSAGE: usize = 64 * 1024;
 /// The longest URI prefix a resync replacing an oversized event carries.
 const MAX_PREFIX: usize = 1024;
-fn wire(from: &str, out: &Out) -> String {
-    let mut w = Wire {
-        from: from.to_owned(),
-        updated: None,
-        list: false,
-        signal: None,
-        resync: None,
-        session: None,
-        beat: false,
-    };
-    match out {
-        Out::Event(BusEvent::Updated(uri)) => w.updated = Some(uri.clone()),
-        Out::Event(BusEvent::ListChanged) => w.list = true,
-        Out::Event(BusEvent::Signal(topic)) => w.signal = Some(topic.clone()),
-        Out::Event(BusEvent::Resync(prefix)) => w.resync = Some(prefix.clone()),
-        Out::Session(id) => w.session = Some(id.clone()),
-        Out::Beat => w.beat = true,
-    }
-    serde_json::to_string(&w).unwrap_or_default()
+/// The oldest (or most in the future) a message may be, by the receiver's clock:
+/// instances' clocks must agree within it.
+pub(super) const MAX_AGE: Duration = Duration::from_secs(300);
+/// The base64url length of a tag.
+const TAG_TEXT: usize = (TAG_LEN * 4).div_ceil(3);
+
+/// Why a message was not believed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reject {
+    /// Its tag does not verify under any bus key.
+    Forged,
+    /// Not one of our messages (too large, not JSON, not one event).
+    Malformed,
+    /// Older than [`MAX_AGE`], or already heard.
+    Replayed,
+}
+
+/// A message as received.
+#[derive(Debug)]
+pub(super) struct Received {
+    pub(super) from: String,
+    pub(super) ts: u64,
+    pub(super) seq: Option<u64>,
+    pub(super) out: Out,
+}
+
+/// The channel of one deployment: its name, and the keys its messages are tagged with.
+#[derive(Debug)]
+pub(super) struct Channel {
+    pub(super) name: String,
+    keys: Keyring,
+}
+
+/// Milliseconds since the Unix epoch now.
+pub(super) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// `s` cut to at most `max` bytes, on a character boundary.
@@ -76,91 +113,302 @@ fn cut(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
-/// The message for `out`; one the receivers would refuse as too large becomes the
-/// resync of what it could have changed (a prefix of its URI; everything for a signal).
-pub(super) fn encode(from: &str, out: &Out) -> String {
-    let text = wire(from, out);
-    if text.len() <= MAX_MESSAGE {
-        return text;
+impl Channel {
+    pub(super) fn new(name: String, keys: Keyring) -> Self {
+        Channel { name, keys }
     }
-    let prefix = match out {
-        Out::Event(BusEvent::Updated(uri) | BusEvent::Resync(uri)) => cut(uri, MAX_PREFIX),
-        _ => "",
-    };
-    wire(from, &Out::Event(BusEvent::Resync(prefix.to_owned())))
+
+    fn text(&self, from: &str, seq: Option<u64>, ts: u64, out: &Out) -> String {
+        let mut w = Wire {
+            from: from.to_owned(),
+            ts,
+            seq,
+            updated: None,
+            list: false,
+            signal: None,
+            resync: None,
+            session: None,
+            beat: false,
+        };
+        match out {
+            Out::Event(BusEvent::Updated(uri)) => w.updated = Some(uri.clone()),
+            Out::Event(BusEvent::ListChanged) => w.list = true,
+            Out::Event(BusEvent::Signal(topic)) => w.signal = Some(topic.clone()),
+            Out::Event(BusEvent::Resync(prefix)) => w.resync = Some(prefix.clone()),
+            Out::Session(name) => w.session = Some(name.clone()),
+            Out::Beat => w.beat = true,
+        }
+        let json = serde_json::to_string(&w).unwrap_or_default();
+        let tag = self
+            .keys
+            .seal(|m| feed(m, &[self.name.as_bytes(), json.as_bytes()]));
+        format!("{}.{json}", URL_SAFE_NO_PAD.encode(tag))
+    }
+
+    /// The message for `out`, sent by `from` now (with its sequence number, for events);
+    /// one the receivers would refuse as too large becomes the resync of what it could
+    /// have changed (a prefix of its URI; everything for a signal).
+    pub(super) fn encode(&self, from: &str, seq: Option<u64>, out: &Out) -> String {
+        let ts = now_ms();
+        let text = self.text(from, seq, ts, out);
+        if text.len() <= MAX_MESSAGE {
+            return text;
+        }
+        let prefix = match out {
+            Out::Event(BusEvent::Updated(uri) | BusEvent::Resync(uri)) => cut(uri, MAX_PREFIX),
+            _ => "",
+        };
+        self.text(
+            from,
+            seq,
+            ts,
+            &Out::Event(BusEvent::Resync(prefix.to_owned())),
+        )
+    }
+
+    /// The message in `payload`, if it is an authentic one of ours.
+    pub(super) fn decode(&self, payload: &[u8]) -> Result<Received, Reject> {
+        if payload.len() > MAX_MESSAGE {
+            return Err(Reject::Malformed);
+        }
+        let dot = payload
+            .iter()
+            .position(|&b| b == b'.')
+            .filter(|&i| i == TAG_TEXT)
+            .ok_or(Reject::Forged)?;
+        let tag = URL_SAFE_NO_PAD
+            .decode(&payload[..dot])
+            .map_err(|_| Reject::Forged)?;
+        let json = &payload[dot + 1..];
+        if !self
+            .keys
+            .opens(&tag, |m| feed(m, &[self.name.as_bytes(), json]))
+        {
+            return Err(Reject::Forged);
+        }
+        let w: Wire = serde_json::from_slice(json).map_err(|_| Reject::Malformed)?;
+        let out = match (w.updated, w.list, w.signal, w.resync, w.session, w.beat) {
+            (Some(uri), false, None, None, None, false) => Out::Event(BusEvent::Updated(uri)),
+            (None, true, None, None, None, false) => Out::Event(BusEvent::ListChanged),
+            (None, false, Some(topic), None, None, false) => Out::Event(BusEvent::Signal(topic)),
+            (None, false, None, Some(prefix), None, false) => Out::Event(BusEvent::Resync(prefix)),
+            (None, false, None, None, Some(name), false) => Out::Session(name),
+            (None, false, None, None, None, true) => Out::Beat,
+            _ => return Err(Reject::Malformed),
+        };
+        Ok(Received {
+            from: w.from,
+            ts: w.ts,
+            seq: w.seq,
+            out,
+        })
+    }
 }
 
-/// The message in `payload` and who sent it; `None` for anything else.
-pub(super) fn decode(payload: &[u8]) -> Option<(String, Out)> {
-    if payload.len() > MAX_MESSAGE {
-        return None;
+/// The most senders whose sequence numbers are remembered (only authentic messages add
+/// one: instances of the deployment).
+const MAX_SENDERS: usize = 4096;
+
+/// What each sender last sent, to refuse replayed messages.
+#[derive(Debug, Default)]
+pub(super) struct Replays {
+    last: HashMap<String, (u64, Instant)>,
+}
+
+impl Replays {
+    /// Whether `msg`, received at `now_ms`, is fresh: sent within [`MAX_AGE`] of now and,
+    /// if numbered, newer than anything heard from its sender.
+    pub(super) fn fresh(&mut self, msg: &Received, now_ms: u64) -> bool {
+        let age = u64::try_from(MAX_AGE.as_millis()).unwrap_or(u64::MAX);
+        if now_ms.abs_diff(msg.ts) > age {
+            return false;
+        }
+        let Some(seq) = msg.seq else {
+            return true;
+        };
+        let now = Instant::now();
+        if let Some((last, seen)) = self.last.get_mut(&msg.from) {
+            if seq <= *last {
+                return false;
+            }
+            *last = seq;
+            *seen = now;
+            return true;
+        }
+        if self.last.len() >= MAX_SENDERS {
+            // Senders not heard within the age bound cannot replay anything fresh.
+            self.last
+                .retain(|_, (_, seen)| now.duration_since(*seen) < MAX_AGE);
+            if self.last.len() >= MAX_SENDERS {
+                return false;
+            }
+        }
+        self.last.insert(msg.from.clone(), (seq, now));
+        true
     }
-    let w: Wire = serde_json::from_slice(payload).ok()?;
-    let out = match (w.updated, w.list, w.signal, w.resync, w.session, w.beat) {
-        (Some(uri), false, None, None, None, false) => Out::Event(BusEvent::Updated(uri)),
-        (None, true, None, None, None, false) => Out::Event(BusEvent::ListChanged),
-        (None, false, Some(topic), None, None, false) => Out::Event(BusEvent::Signal(topic)),
-        (None, false, None, Some(prefix), None, false) => Out::Event(BusEvent::Resync(prefix)),
-        (None, false, None, None, Some(id), false) => Out::Session(id),
-        (None, false, None, None, None, true) => Out::Beat,
-        _ => return None,
+}
+
+/// The channel's decoding on arbitrary bytes, for the fuzz target `bus_message` and its
+/// corpus: any payload decodes to a message or a refusal without panicking; nothing
+/// decodes unless tagged with the key (a payload tagged with another key, or for
+/// another channel, is forged); and an event built from the bytes round-trips.
+pub(crate) fn fuzz_message(data: &[u8]) {
+    let keys = Keyring::new(&[[4; 32]]).expect("a key");
+    let channel = Channel::new("rsrc:changes".into(), keys);
+    if let Ok(m) = channel.decode(data) {
+        // The fuzzer cannot forge a tag: whatever decodes was encoded here.
+        let _ = Replays::default().fresh(&m, now_ms());
+        panic!("bytes decoded without a tag made with the key: {m:?}");
+    }
+    let text = String::from_utf8_lossy(data).into_owned();
+    let event = match data.first().map(|b| b % 4) {
+        Some(0) => BusEvent::Updated(text),
+        Some(1) => BusEvent::Signal(text),
+        Some(2) => BusEvent::Resync(text),
+        _ => BusEvent::ListChanged,
     };
-    Some((w.from, out))
+    let wire = channel.encode("i", Some(1), &Out::Event(event.clone()));
+    assert!(wire.len() <= MAX_MESSAGE);
+    match channel.decode(wire.as_bytes()) {
+        Ok(Received {
+            out: Out::Event(got),
+            ..
+        }) => assert!(got == event || matches!(got, BusEvent::Resync(_))),
+        other => panic!("an event does not round-trip: {other:?}"),
+    }
+    let other = Channel::new(
+        "rsrc:changes".into(),
+        Keyring::new(&[[5; 32]]).expect("a key"),
+    );
+    assert_eq!(other.decode(wire.as_bytes()).unwrap_err(), Reject::Forged);
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{BusEvent, MAX_MESSAGE, Out, decode, encode};
+    use super::*;
+
+    fn channel(keys: &[[u8; 32]]) -> Channel {
+        Channel::new("rsrc:changes".into(), Keyring::new(keys).unwrap())
+    }
 
     #[test]
-    fn events_round_trip_and_anything_else_is_skipped() {
+    fn events_round_trip_and_anything_else_is_refused() {
+        let c = channel(&[[1; 32]]);
         for event in [
             BusEvent::Updated("file:///a%20b".into()),
             BusEvent::ListChanged,
             BusEvent::Signal("db://shop".into()),
             BusEvent::Resync(String::new()),
         ] {
-            let wire = encode("i1", &Out::Event(event.clone()));
-            match decode(wire.as_bytes()) {
-                Some((from, Out::Event(got))) => assert_eq!((from.as_str(), got), ("i1", event)),
+            let wire = c.encode("i1", Some(7), &Out::Event(event.clone()));
+            match c.decode(wire.as_bytes()) {
+                Ok(Received {
+                    from,
+                    seq: Some(7),
+                    out: Out::Event(got),
+                    ..
+                }) => assert_eq!((from.as_str(), got), ("i1", event)),
                 other => panic!("{other:?}"),
             }
         }
-        let wire = encode("i2", &Out::Session("abc".into()));
+        let wire = c.encode("i2", Some(1), &Out::Session("abc".into()));
         assert!(
-            matches!(decode(wire.as_bytes()), Some((f, Out::Session(id))) if f == "i2" && id == "abc")
+            matches!(c.decode(wire.as_bytes()), Ok(Received { from, out: Out::Session(n), .. }) if from == "i2" && n == "abc")
         );
-        let wire = encode("i3", &Out::Beat);
-        assert!(matches!(decode(wire.as_bytes()), Some((f, Out::Beat)) if f == "i3"));
+        let wire = c.encode("i3", None, &Out::Beat);
+        assert!(matches!(
+            c.decode(wire.as_bytes()),
+            Ok(Received {
+                out: Out::Beat,
+                seq: None,
+                ..
+            })
+        ));
         for junk in [
             &b""[..],
             b"null",
-            b"{\"from\":\"x\"}",
-            b"{\"from\":\"x\",\"list\":true,\"updated\":\"u\"}",
-            b"{\"from\":\"x\",\"beat\":true,\"updated\":\"u\"}",
-            b"{\"updated\":\"u\"}",
+            b"{\"from\":\"x\",\"ts\":1,\"updated\":\"u\"}",
             &[b'"'; 70_000],
         ] {
-            assert!(decode(junk).is_none());
+            assert!(c.decode(junk).is_err());
         }
     }
 
     #[test]
+    fn a_message_without_the_keys_tag_is_forged() {
+        let c = channel(&[[1; 32]]);
+        let json = format!(
+            "{{\"from\":\"x\",\"ts\":{},\"updated\":\"file:///a\"}}",
+            now_ms()
+        );
+        assert_eq!(c.decode(json.as_bytes()).unwrap_err(), Reject::Forged);
+        // Tagged by another deployment's key, or for another namespace.
+        let other = channel(&[[2; 32]]).encode("x", Some(1), &Out::Event(BusEvent::ListChanged));
+        assert_eq!(c.decode(other.as_bytes()).unwrap_err(), Reject::Forged);
+        let elsewhere = Channel::new("other:changes".into(), Keyring::new(&[[1; 32]]).unwrap())
+            .encode("x", Some(1), &Out::Event(BusEvent::ListChanged));
+        assert_eq!(c.decode(elsewhere.as_bytes()).unwrap_err(), Reject::Forged);
+        // A tag moved onto other content.
+        let good = c.encode("x", Some(1), &Out::Event(BusEvent::ListChanged));
+        let (tag, _) = good.split_once('.').unwrap();
+        let moved = format!("{tag}.{{\"from\":\"x\",\"ts\":1,\"resync\":\"\"}}");
+        assert_eq!(c.decode(moved.as_bytes()).unwrap_err(), Reject::Forged);
+        // A rotated ring opens what the old key tagged.
+        let rotated = channel(&[[3; 32], [1; 32]]);
+        assert!(rotated.decode(good.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn replayed_and_stale_messages_are_not_fresh() {
+        let c = channel(&[[1; 32]]);
+        let mut replays = Replays::default();
+        let now = now_ms();
+        let msg = |seq| {
+            c.decode(
+                c.encode("i1", seq, &Out::Event(BusEvent::ListChanged))
+                    .as_bytes(),
+            )
+            .unwrap()
+        };
+        assert!(replays.fresh(&msg(Some(5)), now));
+        assert!(!replays.fresh(&msg(Some(5)), now), "the same message again");
+        assert!(!replays.fresh(&msg(Some(4)), now), "an older one");
+        assert!(replays.fresh(&msg(Some(9)), now));
+        let age = u64::try_from(MAX_AGE.as_millis()).unwrap();
+        assert!(
+            !replays.fresh(&msg(Some(10)), now + age + 60_000),
+            "too old"
+        );
+        assert!(
+            replays.fresh(&msg(None), now),
+            "heartbeats are not numbered"
+        );
+    }
+
+    #[test]
     fn an_event_too_large_for_the_receivers_is_sent_as_a_resync_of_its_prefix() {
+        let c = channel(&[[1; 32]]);
         // Multi-byte characters, so that the cut has to find a boundary.
         let uri = format!("file:///big/{}", "é".repeat(MAX_MESSAGE));
-        let wire = encode("i1", &Out::Event(BusEvent::Updated(uri.clone())));
+        let wire = c.encode("i1", Some(1), &Out::Event(BusEvent::Updated(uri.clone())));
         assert!(wire.len() <= MAX_MESSAGE);
-        match decode(wire.as_bytes()) {
-            Some((_, Out::Event(BusEvent::Resync(prefix)))) => {
+        match c.decode(wire.as_bytes()) {
+            Ok(Received {
+                out: Out::Event(BusEvent::Resync(prefix)),
+                ..
+            }) => {
                 assert!(prefix.starts_with("file:///big/") && uri.starts_with(&prefix));
             }
             other => panic!("{other:?}"),
         }
-        let wire = encode("i1", &Out::Event(BusEvent::Signal("s".repeat(MAX_MESSAGE))));
+        let wire = c.encode(
+            "i1",
+            Some(2),
+            &Out::Event(BusEvent::Signal("s".repeat(MAX_MESSAGE))),
+        );
         assert!(matches!(
-            decode(wire.as_bytes()),
-            Some((_, Out::Event(BusEvent::Resync(p)))) if p.is_empty()
+            c.decode(wire.as_bytes()),
+            Ok(Received { out: Out::Event(BusEvent::Resync(p)), .. }) if p.is_empty()
         ));
     }
 }

@@ -135,7 +135,7 @@ impl AuthConfig {
                 // Digests, so that the comparison does not reveal the token's length.
                 let (got, want) = (Sha256::digest(token), Sha256::digest(expected));
                 if bool::from(got.as_slice().ct_eq(want.as_slice())) {
-                    Ok(Owner(got.into()))
+                    Ok(Owner::of(&[b"static token", token.as_bytes()]))
                 } else {
                     Err(self.challenge(Some("the token is not valid")))
                 }
@@ -144,15 +144,10 @@ impl AuthConfig {
             TokenVerifier::Jwt(v) => match v.verify(token, &self.resource) {
                 // The subject, as its issuer names it; a token without one is its own
                 // identity.
-                Ok(Some((iss, sub))) => Ok(Owner(
-                    Sha256::new()
-                        .chain_update(iss.as_bytes())
-                        .chain_update([0])
-                        .chain_update(sub.as_bytes())
-                        .finalize()
-                        .into(),
-                )),
-                Ok(None) => Ok(Owner(Sha256::digest(token).into())),
+                Ok(Some((iss, sub))) => {
+                    Ok(Owner::of(&[b"jwt subject", iss.as_bytes(), sub.as_bytes()]))
+                }
+                Ok(None) => Ok(Owner::of(&[b"jwt without subject", token.as_bytes()])),
                 Err(why) => Err(self.challenge(Some(&why))),
             },
         }
@@ -180,14 +175,36 @@ impl AuthConfig {
 }
 
 /// Who made a request, when authentication is on: a digest of the static token, or of a
-/// JWT's issuer and subject. A legacy session belongs to the identity that created it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// JWT's issuer and subject (or of the JWT itself when it names no subject). A legacy
+/// session belongs to the identity that created it.
+///
+/// The digest is unambiguous: what it covers is tagged with its kind, and each part is
+/// prefixed with its length, so no two identities share one (an issuer `a\0b` with
+/// subject `c` is not the issuer `a` with subject `b\0c`). It is never written anywhere
+/// as it is: a shared session store keys sessions by a keyed digest of it and the id.
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) struct Owner([u8; 32]);
 
+impl std::fmt::Debug for Owner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Owner(..)")
+    }
+}
+
 impl Owner {
-    /// The digest in hex, as a shared session store records it.
-    pub(super) fn hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    /// The identity made of `parts` (the first names the kind).
+    fn of(parts: &[&[u8]]) -> Owner {
+        let mut h = Sha256::new();
+        for p in parts {
+            h.update((p.len() as u64).to_le_bytes());
+            h.update(p);
+        }
+        Owner(h.finalize().into())
+    }
+
+    /// The digest's bytes.
+    pub(super) fn bytes(&self) -> &[u8; 32] {
+        &self.0
     }
 }
 
@@ -205,6 +222,25 @@ pub(super) fn query_token_refused() -> Response {
         ),
     );
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Owner;
+
+    #[test]
+    fn owner_digests_are_unambiguous() {
+        let subject =
+            |iss: &str, sub: &str| Owner::of(&[b"jwt subject", iss.as_bytes(), sub.as_bytes()]);
+        assert_ne!(subject("a\0b", "c"), subject("a", "b\0c"));
+        assert_ne!(subject("ab", "c"), subject("a", "bc"));
+        assert_eq!(subject("a", "b"), subject("a", "b"));
+        // A token and a subject spelled alike are different identities.
+        assert_ne!(
+            Owner::of(&[b"static token", b"x"]),
+            Owner::of(&[b"jwt without subject", b"x"])
+        );
+    }
 }
 
 #[cfg(feature = "jwt")]

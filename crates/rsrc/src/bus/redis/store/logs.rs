@@ -8,34 +8,37 @@
 //!   stream's end follows its events.
 //! - Entries that find Redis away are dropped, except ends, which are tried again.
 //! - An instance refused stream 0 of a session (another holds it) has its copy reloaded.
-//! - A stream read back keeps only its newest events within the reader's bounds, and is
-//!   broken if its entries are not consecutive from the position (or the writer's trim
-//!   point) to the last, if its end marker names another last event, or if it ended
-//!   after the position with nothing read.
+//! - Every entry carries its tag (the session, the stream, its numbers, its frame): an
+//!   entry read back that does not verify, or is over [`MAX_ENTRY`], is not replayed but
+//!   counted, and leaves a hole.
+//! - A stream is read back newest first, only as far as the reader's bounds (events,
+//!   bytes) and the position: what is read is bounded whatever the stream holds. It is
+//!   broken if the events read are not consecutive, if they do not reach down to the
+//!   position (or the writer's trim point) when no bound stopped the reading, if its
+//!   end marker names another last event, or if it ended after the position with
+//!   nothing read.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
 use redis::Script;
 use redis::aio::MultiplexedConnection;
 use tokio::sync::{Notify, mpsc};
 
-use super::scripts::LOG;
-use super::{Entries, RedisSessions, seq_of};
+use super::scripts::{LOG, LOG_READ};
+use super::{MAX_ENTRY, RedisSessions, seq_of};
 use crate::bus::redis::{BusState, connect};
 use crate::bus::{Keep, StoreError, StoredEvent, StreamTail};
+use crate::keyring::{Keyring, feed};
 
 /// Log entries waiting to be written.
 pub(super) const LOG_QUEUE: usize = 8192;
 /// Log entries written per round trip.
 const LOG_BATCH: usize = 256;
-/// Stream entries read per round trip.
-const PAGE: usize = 4096;
-/// Most pages read for one stream (a stream is bounded by its writer's settings; this
-/// only bounds the work should it not be).
-const MAX_PAGES: usize = 4096;
 /// Ends of streams kept to be written later: those that did not fit in the queue, and
 /// those that found Redis away.
 const MAX_PENDING_ENDS: usize = 1024;
@@ -85,69 +88,147 @@ impl Entry {
     }
 }
 
+/// What the tag of an event (`Some(frame)`) or of an end marker (`None`) covers: its
+/// kind, session `name`, stream `stream`, number `seq` (the last event, for an end), the
+/// writer's trim point `oldest` and the frame.
+fn entry_mac<'a>(
+    name: &'a str,
+    stream: u64,
+    seq: u64,
+    oldest: u64,
+    frame: Option<&'a [u8]>,
+) -> impl Fn(&mut crate::keyring::HmacSha256) + 'a {
+    move |m| {
+        let kind: &[u8] = if frame.is_some() { b"event" } else { b"end" };
+        feed(
+            m,
+            &[
+                kind,
+                name.as_bytes(),
+                &stream.to_le_bytes(),
+                &seq.to_le_bytes(),
+                &oldest.to_le_bytes(),
+                frame.unwrap_or_default(),
+            ],
+        );
+    }
+}
+
+/// The tag of an entry (see [`entry_mac`]), base64url, with the sealing key.
+fn entry_tag(
+    keys: &Keyring,
+    name: &str,
+    stream: u64,
+    seq: u64,
+    oldest: u64,
+    frame: Option<&[u8]>,
+) -> String {
+    URL_SAFE_NO_PAD.encode(keys.seal(entry_mac(name, stream, seq, oldest, frame)))
+}
+
+/// Whether `tag` (base64url) verifies for that entry under any key.
+fn entry_verifies(
+    keys: &Keyring,
+    name: &str,
+    stream: u64,
+    seq: u64,
+    oldest: u64,
+    frame: Option<&[u8]>,
+    tag: &[u8],
+) -> bool {
+    URL_SAFE_NO_PAD
+        .decode(tag)
+        .is_ok_and(|tag| keys.opens(&tag, entry_mac(name, stream, seq, oldest, frame)))
+}
+
+/// One entry as [`LOG_READ`] returns it.
+type Raw = (String, HashMap<String, Vec<u8>>);
+
 impl RedisSessions {
-    /// Stream `stream` of session `id` after event `after`, for
+    /// Stream `stream` of session `name` after event `after`, for
     /// [`SessionStore::read`](crate::bus::SessionStore::read).
     pub(super) async fn read_log(
         &self,
-        id: &str,
+        name: &str,
         stream: u64,
         after: u64,
         keep: Keep,
     ) -> Result<StreamTail, StoreError> {
-        let key = self.key(id);
+        let key = self.key(name);
         let log = format!("{key}:s{stream}");
-        let (first, top, writer): (Entries, Entries, Option<String>) = self
+        let read = Script::new(LOG_READ);
+        let ((top, bounded, raw), writer): ((String, u8, Vec<Raw>), Option<String>) = self
             .with(async |c| {
-                redis::pipe()
-                    .cmd("XRANGE")
-                    .arg(&log)
-                    .arg(format!("({after}-1"))
-                    .arg("+")
-                    .arg("COUNT")
-                    .arg(PAGE)
-                    .cmd("XREVRANGE")
-                    .arg(&log)
-                    .arg("+")
-                    .arg("-")
-                    .arg("COUNT")
-                    .arg(1)
-                    .hget(&key, format!("w{stream}"))
-                    .query_async(c)
-                    .await
+                let mut p = redis::pipe();
+                p.load_script(&read).ignore();
+                p.invoke_script(
+                    read.key(&log)
+                        .arg(after)
+                        .arg(keep.events.max(1))
+                        .arg(keep.bytes)
+                        .arg(MAX_ENTRY),
+                )
+                .hget(&key, format!("w{stream}"));
+                p.query_async(c).await
             })
             .await?;
-        let mut reader = TailReader::new(after, keep);
-        let mut page = first;
-        for _ in 0..MAX_PAGES {
-            let full = page.len() >= PAGE;
-            let Some(last_id) = page.last().map(|(id, _)| id.clone()) else {
-                break;
+        let keys = &self.shared.keys.logs;
+        let mut reader = TailReader::new(after);
+        // Newest first: the reader takes them oldest first.
+        for (id, fields) in raw.into_iter().rev() {
+            let Some((seq, 0)) = seq_of(&id) else {
+                continue;
             };
-            reader.take(page);
-            if !full {
-                break;
-            }
-            page = self
-                .with(async |c| {
-                    redis::cmd("XRANGE")
-                        .arg(&log)
-                        .arg(format!("({last_id}"))
-                        .arg("+")
-                        .arg("COUNT")
-                        .arg(PAGE)
-                        .query_async(c)
-                        .await
-                })
-                .await?;
+            let field = |f: &str| fields.get(f).map(Vec::as_slice);
+            let oldest = field("o")
+                .and_then(|o| std::str::from_utf8(o).ok()?.parse().ok())
+                .unwrap_or(0);
+            let event = match (field("f"), field("t"), field("big")) {
+                (Some(frame), Some(tag), None)
+                    if entry_verifies(keys, name, stream, seq, oldest, Some(frame), tag) =>
+                {
+                    Some(Bytes::copy_from_slice(frame))
+                }
+                (_, _, big) => {
+                    let why = if big.is_some() {
+                        "it is over its bound"
+                    } else {
+                        "it does not verify"
+                    };
+                    self.shared.rejected_stored("a replay-log entry", why);
+                    None
+                }
+            };
+            reader.take(seq, oldest, event);
         }
         // The end, even when the position is past it (a client naming an event the
-        // stream never had).
-        let end = top
-            .first()
-            .and_then(|(id, _)| seq_of(id))
-            .filter(|(_, n)| *n == 1)
-            .map(|(last, _)| last);
+        // stream never had); an end marker that does not verify is none.
+        let end = match seq_of(&top) {
+            Some((last, 1)) => {
+                let tag: Option<Vec<u8>> = self
+                    .with(async |c| {
+                        redis::cmd("XRANGE")
+                            .arg(&log)
+                            .arg(&top)
+                            .arg(&top)
+                            .query_async::<Vec<Raw>>(c)
+                            .await
+                    })
+                    .await?
+                    .into_iter()
+                    .next()
+                    .and_then(|(_, mut f)| f.remove("t"));
+                match tag {
+                    Some(t) if entry_verifies(keys, name, stream, last, 0, None, &t) => Some(last),
+                    _ => {
+                        self.shared
+                            .rejected_stored("a replay log's end", "it does not verify");
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
         let writer_alive = match &writer {
             None => stream == 0,
             Some(w) => {
@@ -161,17 +242,70 @@ impl RedisSessions {
                 .await?
             }
         };
-        Ok(reader.finish(end, stream == 0 || writer.is_some(), writer_alive))
+        Ok(reader.finish(
+            end,
+            bounded == 1,
+            stream == 0 || writer.is_some(),
+            writer_alive,
+        ))
     }
 }
 
-/// Reads a stream's entries page by page: keeps the newest within the bounds, and sees
-/// holes.
+/// Replay-log entries made of arbitrary bytes (for [`super::fuzz_record`]): a tag that is
+/// not the key's never verifies, one made with it does, and a stream read back from
+/// any numbers neither panics nor returns an event it was not given.
+pub(super) fn fuzz_entries(keys: &Keyring, name: &str, data: &[u8]) {
+    let number = |i: usize| {
+        data.get(i..i + 8)
+            .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+    };
+    let (stream, seq, oldest) = (number(0), number(8), number(16));
+    assert!(!entry_verifies(
+        keys,
+        name,
+        stream,
+        seq,
+        oldest,
+        Some(data),
+        data
+    ));
+    let tag = entry_tag(keys, name, stream, seq, oldest, Some(data));
+    assert!(entry_verifies(
+        keys,
+        name,
+        stream,
+        seq,
+        oldest,
+        Some(data),
+        tag.as_bytes()
+    ));
+    assert!(!entry_verifies(
+        keys,
+        name,
+        stream,
+        seq,
+        oldest,
+        None,
+        tag.as_bytes()
+    ));
+    let mut reader = TailReader::new(number(24));
+    let mut given = 0;
+    for (i, chunk) in data.chunks(9).enumerate() {
+        let seq = u64::from(chunk[0]) + (i as u64);
+        let frame = (chunk.len() > 1).then(|| Bytes::copy_from_slice(&chunk[1..]));
+        given += usize::from(frame.is_some());
+        reader.take(seq, u64::from(chunk.last().copied().unwrap_or(0)), frame);
+    }
+    let end = data.first().map(|&b| u64::from(b));
+    let tail = reader.finish(end, data.len().is_multiple_of(2), true, true);
+    assert!(tail.events.len() <= given);
+}
+
+/// Takes a stream's entries read back (oldest first, within the reader's bounds) and
+/// sees holes.
 struct TailReader {
     after: u64,
-    keep: Keep,
-    events: VecDeque<(u64, Bytes)>,
-    bytes: usize,
+    events: Vec<(u64, Bytes)>,
     /// The first event read, and the last.
     first: Option<u64>,
     last: Option<u64>,
@@ -181,12 +315,10 @@ struct TailReader {
 }
 
 impl TailReader {
-    fn new(after: u64, keep: Keep) -> Self {
+    fn new(after: u64) -> Self {
         TailReader {
             after,
-            keep,
-            events: VecDeque::new(),
-            bytes: 0,
+            events: Vec::new(),
             first: None,
             last: None,
             trimmed_to: 0,
@@ -194,46 +326,40 @@ impl TailReader {
         }
     }
 
-    fn take(&mut self, page: Entries) {
-        for (entry, mut fields) in page {
-            let Some((seq, 0)) = seq_of(&entry) else {
-                continue;
-            };
-            let Some(frame) = fields.remove("f") else {
-                continue;
-            };
-            if let Some(prev) = self.last
-                && seq != prev.saturating_add(1)
-            {
-                self.hole = true;
-            }
-            self.first.get_or_insert(seq);
-            self.last = Some(seq);
-            self.trimmed_to = fields
-                .get("o")
-                .and_then(|o| std::str::from_utf8(o).ok()?.parse().ok())
-                .unwrap_or(0);
-            self.bytes += frame.len();
-            self.events.push_back((seq, Bytes::from(frame)));
-            while self.events.len() > 1
-                && (self.events.len() > self.keep.events.max(1) || self.bytes > self.keep.bytes)
-            {
-                if let Some((_, old)) = self.events.pop_front() {
-                    self.bytes -= old.len();
-                }
-            }
+    /// Event `seq` (the writer keeping events from `oldest` on), or a hole where it
+    /// should be (`None`: it did not verify).
+    fn take(&mut self, seq: u64, oldest: u64, frame: Option<Bytes>) {
+        if let Some(prev) = self.last
+            && seq != prev.saturating_add(1)
+        {
+            self.hole = true;
+        }
+        self.first.get_or_insert(seq);
+        self.last = Some(seq);
+        self.trimmed_to = oldest;
+        match frame {
+            Some(frame) => self.events.push((seq, frame)),
+            None => self.hole = true,
         }
     }
 
-    /// `end`: the stream's end marker (its last event), if it has one.
-    fn finish(self, end: Option<u64>, writer_known: bool, writer_alive: bool) -> StreamTail {
+    /// `end`: the stream's end marker (its last event), if it has one; `bounded`: the
+    /// reader's bounds stopped the reading before the position.
+    fn finish(
+        self,
+        end: Option<u64>,
+        bounded: bool,
+        writer_known: bool,
+        writer_alive: bool,
+    ) -> StreamTail {
         let next = self.after.saturating_add(1);
         let mut broken = self.hole;
         match (self.first, self.last) {
-            // Entries present are those from the writer's trim point on: the first after
-            // the position is the next one, or the oldest kept.
+            // Entries present are those from the writer's trim point on (or from where
+            // the reader's bounds stopped): the first after the position is the next
+            // one, or the oldest kept.
             (Some(first), Some(last)) => {
-                broken |= first != next.max(self.trimmed_to);
+                broken |= !bounded && first != next.max(self.trimmed_to);
                 broken |= end.is_some_and(|e| e != last);
             }
             // No event after the position, though the stream ended after it.
@@ -241,7 +367,7 @@ impl TailReader {
         }
         let known = writer_known || end.is_some() || self.first.is_some();
         StreamTail {
-            events: self.events.into(),
+            events: self.events,
             ended: end.is_some(),
             known,
             writer_alive,
@@ -290,10 +416,12 @@ pub(super) async fn write_logs(
             conn = connect(&s.client, s.options.timeout).await.ok();
         }
         let ns = &s.options.namespace;
+        let keys = &s.keys.logs;
         let mut p = redis::pipe();
         p.load_script(&log).ignore();
         for entry in &entries {
-            let session = format!("{ns}:session:{}", entry.session());
+            let name = entry.session();
+            let session = format!("{ns}:session:{name}");
             let mut call = log.key(&session);
             match entry {
                 Entry::Event(e) => call
@@ -304,7 +432,15 @@ pub(super) async fn write_logs(
                     .arg(&e.frame[..])
                     .arg(ttl)
                     .arg(&s.id)
-                    .arg(if e.stream == 0 { "1" } else { "0" }),
+                    .arg(if e.stream == 0 { "1" } else { "0" })
+                    .arg(entry_tag(
+                        keys,
+                        name,
+                        e.stream,
+                        e.seq,
+                        e.oldest,
+                        Some(&e.frame),
+                    )),
                 Entry::End { stream, last, .. } => call
                     .key(format!("{session}:s{stream}"))
                     .arg("x")
@@ -313,7 +449,8 @@ pub(super) async fn write_logs(
                     .arg("")
                     .arg(ttl)
                     .arg(&s.id)
-                    .arg("0"),
+                    .arg("0")
+                    .arg(entry_tag(keys, name, *stream, *last, 0, None)),
             };
             p.invoke_script(&call);
         }
@@ -358,83 +495,95 @@ pub(super) async fn write_logs(
 
 #[cfg(test)]
 mod tests {
-    use super::{Entries, Keep, TailReader};
-    use std::collections::HashMap;
+    use super::*;
 
-    fn entry(seq: u64, n: u64, oldest: u64) -> (String, HashMap<String, Vec<u8>>) {
-        let mut fields = HashMap::new();
-        if n == 0 {
-            fields.insert("f".to_owned(), format!("id: 1-{seq}\n").into_bytes());
-            fields.insert("o".to_owned(), oldest.to_string().into_bytes());
-        } else {
-            fields.insert("end".to_owned(), b"1".to_vec());
-        }
-        (format!("{seq}-{n}"), fields)
+    fn frame(seq: u64) -> Option<Bytes> {
+        Some(Bytes::from(format!("id: 1-{seq}\n")))
     }
 
-    fn tail(after: u64, page: Entries, end: Option<u64>) -> super::StreamTail {
-        let mut r = TailReader::new(
-            after,
-            Keep {
-                events: 100,
-                bytes: 1 << 20,
-            },
-        );
-        r.take(page);
-        r.finish(end, true, true)
+    /// A reader at `after` that took `seqs` (oldest first), each kept from `oldest`.
+    fn tail(after: u64, seqs: &[u64], oldest: u64, end: Option<u64>) -> StreamTail {
+        let mut r = TailReader::new(after);
+        for &s in seqs {
+            r.take(s, oldest, frame(s));
+        }
+        r.finish(end, false, true, true)
     }
 
     #[test]
     fn a_stored_stream_with_a_hole_is_broken() {
-        let whole = tail(
-            2,
-            vec![entry(3, 0, 1), entry(4, 0, 1), entry(4, 1, 0)],
-            Some(4),
-        );
+        let whole = tail(2, &[3, 4], 1, Some(4));
         assert!(!whole.broken && whole.ended);
         assert_eq!(whole.events.len(), 2);
         // 4 lost between 3 and 5.
-        assert!(tail(2, vec![entry(3, 0, 1), entry(5, 0, 1)], None).broken);
+        assert!(tail(2, &[3, 5], 1, None).broken);
         // 3 lost right after the position.
-        assert!(tail(2, vec![entry(4, 0, 1), entry(5, 0, 1)], None).broken);
+        assert!(tail(2, &[4, 5], 1, None).broken);
         // The writer dropped 1 to 4 itself (its bounds): not a hole.
-        assert!(!tail(2, vec![entry(5, 0, 5), entry(6, 0, 5)], None).broken);
+        assert!(!tail(2, &[5, 6], 5, None).broken);
         // The end says 6, the last event read is 5.
-        assert!(
-            tail(
-                2,
-                vec![entry(3, 0, 1), entry(4, 0, 1), entry(5, 0, 1)],
-                Some(6)
-            )
-            .broken
-        );
+        assert!(tail(2, &[3, 4, 5], 1, Some(6)).broken);
         // Nothing after the position, though the stream ended later.
-        assert!(tail(2, Vec::new(), Some(4)).broken);
+        assert!(tail(2, &[], 1, Some(4)).broken);
         // A position past the end: ended, nothing missing.
-        let past = tail(9, Vec::new(), Some(4));
+        let past = tail(9, &[], 1, Some(4));
         assert!(past.ended && !past.broken && past.events.is_empty());
         // The numbers at the very top do not overflow.
-        assert!(!tail(u64::MAX, Vec::new(), None).broken);
-        assert!(
-            tail(u64::MAX - 1, vec![entry(u64::MAX, 0, 1)], None)
-                .events
-                .len()
-                == 1
-        );
+        assert!(!tail(u64::MAX, &[], 1, None).broken);
+        assert_eq!(tail(u64::MAX - 1, &[u64::MAX], 1, None).events.len(), 1);
     }
 
     #[test]
-    fn a_reader_keeps_the_newest_within_its_bounds() {
-        let mut r = TailReader::new(
+    fn an_entry_that_does_not_verify_is_a_hole() {
+        let mut r = TailReader::new(0);
+        r.take(1, 1, frame(1));
+        r.take(2, 1, None);
+        r.take(3, 1, frame(3));
+        let t = r.finish(None, false, true, true);
+        assert!(t.broken);
+        assert_eq!(t.events.iter().map(|(s, _)| *s).collect::<Vec<_>>(), [1, 3]);
+    }
+
+    #[test]
+    fn reading_stopped_by_the_bounds_is_not_a_hole() {
+        let mut r = TailReader::new(0);
+        for s in 8..=9 {
+            r.take(s, 1, frame(s));
+        }
+        assert!(!r.finish(None, true, true, true).broken);
+    }
+
+    #[test]
+    fn an_entry_tag_covers_its_session_stream_numbers_and_frame() {
+        let keys = Keyring::new(&[[5; 32]]).unwrap();
+        let tag = entry_tag(&keys, "n", 1, 7, 2, Some(b"f"));
+        let ok = |name, stream, seq, oldest, frame: &[u8]| {
+            entry_verifies(
+                &keys,
+                name,
+                stream,
+                seq,
+                oldest,
+                Some(frame),
+                tag.as_bytes(),
+            )
+        };
+        assert!(ok("n", 1, 7, 2, b"f"));
+        assert!(!ok("m", 1, 7, 2, b"f"));
+        assert!(!ok("n", 0, 7, 2, b"f"));
+        assert!(!ok("n", 1, 8, 2, b"f"));
+        assert!(!ok("n", 1, 7, 3, b"f"));
+        assert!(!ok("n", 1, 7, 2, b"g"));
+        let end = entry_tag(&keys, "n", 1, 7, 0, None);
+        assert!(entry_verifies(&keys, "n", 1, 7, 0, None, end.as_bytes()));
+        assert!(!entry_verifies(
+            &keys,
+            "n",
+            1,
+            7,
             0,
-            Keep {
-                events: 2,
-                bytes: 1 << 20,
-            },
-        );
-        r.take((1..=5).map(|s| entry(s, 0, 1)).collect());
-        let t = r.finish(None, true, true);
-        assert!(!t.broken);
-        assert_eq!(t.events.iter().map(|(s, _)| *s).collect::<Vec<_>>(), [4, 5]);
+            Some(b""),
+            end.as_bytes()
+        ));
     }
 }

@@ -1,25 +1,34 @@
-//! [`SessionStore`] on Redis. The keys of a session `ID`, under `NAMESPACE:session:ID`:
-//! - the hash itself: owner, version, client, init, level, holder, claims, `rev` (the
-//!   record's revision), `streams` (POST streams numbered so far) and the writer `wN` of
-//!   each;
-//! - `…:subs`, the set of subscriptions;
+//! [`SessionStore`] on Redis. A session is known by its name `NAME` (a keyed digest of
+//! its id and owner, [`SessionStore::names`]: the id is never written), and its keys are
+//! under `NAMESPACE:session:NAME`:
+//! - the hash itself: version, client, init, level (each value `TAG:VALUE`, authenticated
+//!   with the bus keys and bound to the session and the field), holder, claims, `rev`
+//!   (the record's revision), `streams` (POST streams numbered so far) and the writer
+//!   `wN` of each;
+//! - `…:subs`, the set of subscriptions, each member `TAG:URI`;
 //! - `…:sN`, one Redis Stream per SSE stream, whose entries are `SEQ-0` (fields `f`: the
-//!   SSE frame, `o`: the oldest event its writer kept) and the end `LAST-1` (field `end`);
+//!   SSE frame, `o`: the oldest event its writer kept, `t`: the tag of the session,
+//!   stream, numbers and frame) and the end `LAST-1` (fields `end`, `t`);
 //! - `…:gone`, the tombstone DELETE leaves, so that a deleted session can be told from
 //!   one Redis lost.
 //!
 //! Every key expires after `idle` and a quarter without use (instances touch a session
 //! they use every eighth of `idle`, so the record outlives every copy in use).
 //!
-//! Invariants: every change is one script, so nothing is left half-written (a stream key
-//! without its expiry, a record without its owner); a save changes only the fields its
+//! Invariants: every change is one script (no transaction: an ACL user needs no more
+//! than `@scripting` and the commands scripts run), so nothing is left half-written (a stream key
+//! without its expiry, a record without its fields); a save changes only the fields its
 //! request changed and never re-creates a session that no longer exists; stream 0 is
 //! written only by the instance the record names as holder, checked in the script that
 //! writes it (an entry from an older holder is refused, and that instance is told, on
 //! itself, to reload its copy); log entries are written by one task, in the order they
 //! were queued, so a stream's end follows its events; a stream read back with a hole
-//! (entries lost while Redis was away, or dropped from a full queue) is reported broken;
-//! a change to a record is announced on the bus's channel only after Redis accepted it.
+//! (entries lost while Redis was away, dropped from a full queue, or that do not
+//! verify) is reported broken; a change to a record is announced on the bus's channel
+//! (by name) only after Redis accepted it. Nothing read back is believed without its
+//! tag, and nothing read back exceeds its bound: a record ([`MAX_FIELD`],
+//! [`MAX_MEMBERS`], [`MAX_MEMBER_BYTES`]) or an entry ([`MAX_ENTRY`]) over it is
+//! refused; what is refused is counted and logged at a bounded rate.
 //!
 //! This file holds the store and its operations on records; beside it, `scripts.rs` holds
 //! the Lua scripts every change runs, `logs.rs` the replay logs (the task that writes
@@ -29,6 +38,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use redis::Value;
 use redis::aio::MultiplexedConnection;
 use tokio::sync::mpsc;
@@ -39,12 +50,26 @@ use crate::bus::{
     Claim, Keep, Lookup, Revision, SessionChanged, SessionState, SessionStore, StoreError,
     StoredEvent, StoredSession, StreamTail,
 };
+use crate::keyring::{Keyring, TAG_LEN, feed};
 use crate::provider::BoxFuture;
 use logs::{Entry, LOG_QUEUE, PendingEnds, write_logs};
 use scripts::Scripts;
 
 mod logs;
 mod scripts;
+
+/// The largest value of a record's field read back (the client's information is cut to
+/// 4 KiB before it is stored).
+const MAX_FIELD: usize = 16 * 1024;
+/// The most fields of a record read back (about ten, and a writer per retained stream).
+const MAX_FIELDS: usize = 64;
+/// The most subscriptions of a record read back.
+const MAX_MEMBERS: usize = 64 * 1024;
+/// The most bytes of subscriptions of a record read back.
+const MAX_MEMBER_BYTES: usize = 16 * 1024 * 1024;
+/// The largest replay-log entry stored and read back: a larger event is kept by its
+/// writer only (its stream then has a hole elsewhere).
+pub(super) const MAX_ENTRY: usize = 16 * 1024 * 1024;
 
 /// Sessions on the bus's Redis.
 pub(super) struct RedisSessions {
@@ -67,10 +92,159 @@ fn unexpected(what: &str) -> StoreError {
     StoreError(format!("Redis: unexpected answer to {what}"))
 }
 
+/// Whether a failed round trip means the connection itself is gone.
+fn broken_connection(e: &redis::RedisError) -> bool {
+    e.is_io_error() || e.is_timeout() || e.is_connection_dropped() || e.is_connection_refusal()
+}
+
 /// How long every key of a session lasts unused: `idle` and a quarter, since an
 /// instance in use touches it only every eighth of `idle`.
 fn key_ttl(idle: Duration) -> u64 {
     millis(idle.saturating_add(idle / 4))
+}
+
+/// The base64url length of a tag.
+const TAG_TEXT: usize = (TAG_LEN * 4).div_ceil(3);
+
+/// `value` of `field` of session `name`, tagged with the first key: `TAG:VALUE`.
+fn tagged(keys: &Keyring, name: &str, field: &str, value: &str) -> String {
+    tagged_with(keys, 0, name, field, value)
+}
+
+/// [`tagged`] with key `index`.
+fn tagged_with(keys: &Keyring, index: usize, name: &str, field: &str, value: &str) -> String {
+    let tag = keys.tag_with(index, |m| {
+        feed(m, &[name.as_bytes(), field.as_bytes(), value.as_bytes()]);
+    });
+    format!("{}:{value}", URL_SAFE_NO_PAD.encode(tag))
+}
+
+/// The value of a tagged `stored` value of `field` of session `name`, if its tag
+/// verifies under any key.
+fn untagged<'a>(keys: &Keyring, name: &str, field: &str, stored: &'a str) -> Option<&'a str> {
+    let (tag, value) = (stored.get(..TAG_TEXT)?, stored.get(TAG_TEXT..)?);
+    let value = value.strip_prefix(':')?;
+    let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
+    keys.opens(&tag, |m| {
+        feed(m, &[name.as_bytes(), field.as_bytes(), value.as_bytes()]);
+    })
+    .then_some(value)
+}
+
+/// Called with what was refused, and why (to count and log it).
+type Refused<'a> = &'a dyn Fn(&str, &str);
+
+/// A session record read back from Redis: its fields verified, its subscriptions each
+/// verified (one that does not is dropped and reported to `refused`).
+fn record_of(
+    keys: &Keyring,
+    name: &str,
+    fields: &HashMap<String, String>,
+    members: &[String],
+    refused: Refused<'_>,
+) -> Option<StoredSession> {
+    let field = |f: &str| fields.get(f).map(String::as_str);
+    let verified = |f: &str| field(f).and_then(|v| untagged(keys, name, f, v));
+    let refuse = |f: &str| {
+        refused("a session record", &format!("its {f} does not verify"));
+        None
+    };
+    let version = verified("version").or_else(|| refuse("version"))?;
+    let client = verified("client").or_else(|| refuse("client"))?;
+    let init = verified("init").or_else(|| refuse("init"))?;
+    let log_level = match field("level") {
+        None => None,
+        Some(v) => Some(untagged(keys, name, "level", v).or_else(|| refuse("level"))?),
+    };
+    let number = |f: &str| field(f).and_then(|v| v.parse().ok()).unwrap_or(0);
+    Some(StoredSession {
+        version: version.to_owned(),
+        client: client.to_owned(),
+        state: SessionState {
+            initialized: init == "1",
+            log_level: log_level.map(str::to_owned),
+            subscriptions: subscriptions(keys, name, members, refused),
+        },
+        holder: field("holder").filter(|h| !h.is_empty()).map(str::to_owned),
+        claims: number("claims"),
+        rev: number("rev"),
+        streams: number("streams"),
+    })
+}
+
+/// The verified subscriptions among `members`, sorted.
+fn subscriptions(
+    keys: &Keyring,
+    name: &str,
+    members: &[String],
+    refused: Refused<'_>,
+) -> Vec<String> {
+    let mut out: Vec<String> = members
+        .iter()
+        .filter_map(|m| {
+            let uri = untagged(keys, name, "sub", m);
+            if uri.is_none() {
+                refused("a subscription", "it does not verify");
+            }
+            uri.map(str::to_owned)
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The session-record and replay-log checks on arbitrary bytes, for the fuzz target
+/// `session_record` and its corpus: a record or entry made of the bytes never panics
+/// the reader, is never believed unless tagged with the key, and one tagged with it is
+/// read back as it was written.
+pub(crate) fn fuzz_record(data: &[u8]) {
+    let keys = Keyring::new(&[[3; 32]]).expect("a key");
+    let text = String::from_utf8_lossy(data);
+    let mut parts = text.split('\u{1}');
+    let name = parts.next().unwrap_or_default();
+    let mut fields = HashMap::new();
+    let mut members = Vec::new();
+    for part in parts {
+        match part.split_once('=') {
+            Some((f, v)) => {
+                fields.insert(f.to_owned(), v.to_owned());
+            }
+            None => members.push(part.to_owned()),
+        }
+    }
+    let refused = |_: &str, _: &str| {};
+    // As found: a record whose core fields verify has them tagged with the key.
+    if let Some(r) = record_of(&keys, name, &fields, &members, &refused) {
+        assert_eq!(
+            fields.get("version").map(String::as_str),
+            Some(tagged(&keys, name, "version", &r.version).as_str())
+        );
+    }
+    // Tagged by an instance: read back whole.
+    let value = fields.values().next().map_or("", String::as_str);
+    let mut tagged_fields = HashMap::new();
+    for f in ["version", "client", "init", "level"] {
+        tagged_fields.insert(f.to_owned(), tagged(&keys, name, f, value));
+    }
+    let tagged_members: Vec<String> = members
+        .iter()
+        .map(|m| tagged(&keys, name, "sub", m))
+        .collect();
+    let r = record_of(&keys, name, &tagged_fields, &tagged_members, &refused)
+        .expect("a record tagged with the key is read");
+    assert_eq!(r.version, value);
+    assert_eq!(r.state.log_level.as_deref(), Some(value));
+    let mut expected = members.clone();
+    expected.sort();
+    expected.dedup();
+    assert_eq!(r.state.subscriptions, expected);
+    // Tagged for another session: not believed.
+    if !name.is_empty() {
+        let other = format!("{name}x");
+        assert!(record_of(&keys, &other, &tagged_fields, &[], &refused).is_none());
+    }
+    logs::fuzz_entries(&keys, name, data);
 }
 
 impl RedisSessions {
@@ -96,12 +270,16 @@ impl RedisSessions {
         }
     }
 
-    fn key(&self, id: &str) -> String {
-        format!("{}:session:{id}", self.shared.options.namespace)
+    fn key(&self, name: &str) -> String {
+        format!("{}:session:{name}", self.shared.options.namespace)
     }
 
     fn ttl(&self) -> u64 {
         key_ttl(self.idle)
+    }
+
+    fn tag(&self, name: &str, field: &str, value: &str) -> String {
+        tagged(&self.shared.keys.fields, name, field, value)
     }
 
     async fn conn(&self) -> Result<MultiplexedConnection, StoreError> {
@@ -119,7 +297,8 @@ impl RedisSessions {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Runs `f` on a connection, forgetting the connection if it failed.
+    /// Runs `f` on a connection, forgetting the connection if it is found broken (the
+    /// next call opens a new one).
     async fn with<T>(
         &self,
         f: impl AsyncFnOnce(&mut MultiplexedConnection) -> redis::RedisResult<T>,
@@ -127,15 +306,15 @@ impl RedisSessions {
         let mut c = self.conn().await?;
         let r = f(&mut c).await;
         if let Err(e) = &r
-            && (e.is_io_error() || e.is_timeout() || e.is_connection_dropped())
+            && broken_connection(e)
         {
             *self.lock() = None;
         }
         r.map_err(|e| err(&e))
     }
 
-    fn announce(&self, id: &str) {
-        self.shared.send(Out::Session(id.to_owned()));
+    fn announce(&self, name: &str) {
+        self.shared.send(Out::Session(name.to_owned()));
     }
 }
 
@@ -158,11 +337,16 @@ fn lookup(v: Value) -> Lookup<Value> {
     }
 }
 
-type Entries = Vec<(String, HashMap<String, Vec<u8>>)>;
-
 impl SessionStore for RedisSessions {
     fn instance(&self) -> &str {
         &self.shared.id
+    }
+
+    fn names(&self, id: &str, owner: &[u8]) -> Vec<String> {
+        let keys = &self.shared.keys.names;
+        (0..keys.len())
+            .map(|i| URL_SAFE_NO_PAD.encode(keys.tag_with(i, |m| feed(m, &[id.as_bytes(), owner]))))
+            .collect()
     }
 
     fn idle(&self) -> Duration {
@@ -179,107 +363,87 @@ impl SessionStore for RedisSessions {
 
     fn create<'a>(
         &'a self,
-        id: &'a str,
+        name: &'a str,
         session: &'a StoredSession,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            let key = self.key(id);
+            let key = self.key(name);
             let ttl = self.ttl();
+            let init = if session.state.initialized { "1" } else { "0" };
             self.with(async |c| {
-                redis::pipe()
-                    .atomic()
-                    .del(&[
-                        &key,
-                        &format!("{key}:subs"),
-                        &format!("{key}:s0"),
-                        &format!("{key}:gone"),
-                    ])
-                    .ignore()
-                    .cmd("HSET")
-                    .arg(&key)
-                    .arg("owner")
-                    .arg(&session.owner)
-                    .arg("version")
-                    .arg(&session.version)
-                    .arg("client")
-                    .arg(&session.client)
-                    .arg("init")
-                    .arg(u8::from(session.state.initialized))
-                    .arg("streams")
-                    .arg(0)
-                    .arg("rev")
-                    .arg(0)
-                    .arg("claims")
-                    .arg(0)
-                    .ignore()
-                    .pexpire(&key, ttl as i64)
-                    .ignore()
-                    .query_async::<()>(c)
+                self.scripts
+                    .create
+                    .key(&key)
+                    .key(format!("{key}:subs"))
+                    .key(format!("{key}:s0"))
+                    .key(format!("{key}:gone"))
+                    .arg(ttl)
+                    .arg(self.tag(name, "version", &session.version))
+                    .arg(self.tag(name, "client", &session.client))
+                    .arg(self.tag(name, "init", init))
+                    .invoke_async::<i64>(c)
                     .await
             })
-            .await
+            .await?;
+            Ok(())
         })
     }
 
     fn load<'a>(
         &'a self,
-        id: &'a str,
+        name: &'a str,
         touch: bool,
     ) -> BoxFuture<'a, Result<Lookup<StoredSession>, StoreError>> {
         Box::pin(async move {
-            let key = self.key(id);
-            let subs = format!("{key}:subs");
-            let ttl = self.ttl() as i64;
-            let (fields, mut members, gone): (HashMap<String, String>, Vec<String>, bool) = self
+            let key = self.key(name);
+            let got: Value = self
                 .with(async |c| {
-                    let mut p = redis::pipe();
-                    p.hgetall(&key)
-                        .smembers(&subs)
-                        .exists(format!("{key}:gone"));
-                    if touch {
-                        p.pexpire(&key, ttl)
-                            .ignore()
-                            .pexpire(&subs, ttl)
-                            .ignore()
-                            .pexpire(format!("{key}:s0"), ttl)
-                            .ignore();
-                    }
-                    p.query_async(c).await
+                    self.scripts
+                        .load
+                        .key(&key)
+                        .key(format!("{key}:subs"))
+                        .key(format!("{key}:s0"))
+                        .key(format!("{key}:gone"))
+                        .arg(if touch { self.ttl() } else { 0 })
+                        .arg(MAX_FIELDS)
+                        .arg(MAX_FIELD)
+                        .arg(MAX_MEMBERS)
+                        .arg(MAX_MEMBER_BYTES)
+                        .invoke_async(c)
+                        .await
                 })
                 .await?;
-            if fields.is_empty() {
-                return Ok(if gone {
-                    Lookup::Deleted
-                } else {
-                    Lookup::Missing
-                });
-            }
-            members.sort();
-            let field = |name: &str| fields.get(name).cloned().unwrap_or_default();
-            let number = |name: &str| field(name).parse().unwrap_or(0);
-            Ok(Lookup::Found(StoredSession {
-                owner: field("owner"),
-                version: field("version"),
-                client: field("client"),
-                state: SessionState {
-                    initialized: field("init") == "1",
-                    log_level: Some(field("level")).filter(|l| !l.is_empty()),
-                    subscriptions: members,
+            let got = match got {
+                Value::Int(-3) => {
+                    self.shared
+                        .rejected_stored("a session record", "it is over its bounds");
+                    return Ok(Lookup::Missing);
+                }
+                got => match lookup(got) {
+                    Lookup::Found(v) => v,
+                    Lookup::Deleted => return Ok(Lookup::Deleted),
+                    Lookup::Missing => return Ok(Lookup::Missing),
                 },
-                holder: Some(field("holder")).filter(|h| !h.is_empty()),
-                claims: number("claims"),
-                rev: number("rev"),
-                streams: number("streams"),
-            }))
+            };
+            let (fields, members): (HashMap<String, String>, Vec<String>) =
+                redis::from_redis_value(got).map_err(|_| unexpected("a load"))?;
+            let refused = |what: &str, why: &str| self.shared.rejected_stored(what, why);
+            Ok(
+                match record_of(&self.shared.keys.fields, name, &fields, &members, &refused) {
+                    Some(record) => Lookup::Found(record),
+                    // Not one this deployment wrote: as good as missing.
+                    None => Lookup::Missing,
+                },
+            )
         })
     }
 
     fn touch<'a>(
         &'a self,
-        ids: &'a [String],
+        names: &'a [String],
     ) -> BoxFuture<'a, Result<Vec<Lookup<()>>, StoreError>> {
         Box::pin(async move {
-            if ids.is_empty() {
+            if names.is_empty() {
                 return Ok(Vec::new());
             }
             let ttl = self.ttl();
@@ -287,8 +451,8 @@ impl SessionStore for RedisSessions {
                 .with(async |c| {
                     let mut p = redis::pipe();
                     p.load_script(&self.scripts.touch).ignore();
-                    for id in ids {
-                        let key = self.key(id);
+                    for name in names {
+                        let key = self.key(name);
                         p.invoke_script(
                             self.scripts
                                 .touch
@@ -315,39 +479,48 @@ impl SessionStore for RedisSessions {
 
     fn save<'a>(
         &'a self,
-        id: &'a str,
+        name: &'a str,
         before: &'a SessionState,
         state: &'a SessionState,
     ) -> BoxFuture<'a, Result<Lookup<Revision>, StoreError>> {
         Box::pin(async move {
-            let key = self.key(id);
-            let added: Vec<&String> = state
+            let key = self.key(name);
+            let keys = &self.shared.keys.fields;
+            let added: Vec<String> = state
                 .subscriptions
                 .iter()
                 .filter(|u| before.subscriptions.binary_search(u).is_err())
+                .map(|u| self.tag(name, "sub", u))
                 .collect();
-            let removed: Vec<&String> = before
+            // A member may have been tagged with any key of the ring.
+            let removed: Vec<String> = before
                 .subscriptions
                 .iter()
                 .filter(|u| state.subscriptions.binary_search(u).is_err())
+                .flat_map(|u| (0..keys.len()).map(move |i| tagged_with(keys, i, name, "sub", u)))
                 .collect();
             let level = state
                 .log_level
                 .as_deref()
                 .filter(|l| before.log_level.as_deref() != Some(*l));
+            let init = if state.initialized && !before.initialized {
+                self.tag(name, "init", "1")
+            } else {
+                String::new()
+            };
             let got: Value = self
                 .with(async |c| {
                     let mut call = self.scripts.save.key(&key);
                     call.key(format!("{key}:subs"))
                         .key(format!("{key}:gone"))
                         .arg(self.ttl())
-                        .arg(if state.initialized && !before.initialized {
-                            "1"
-                        } else {
-                            "0"
-                        })
+                        .arg(&init)
                         .arg(if level.is_some() { "1" } else { "0" })
-                        .arg(level.unwrap_or(""))
+                        .arg(
+                            level
+                                .map(|l| self.tag(name, "level", l))
+                                .unwrap_or_default(),
+                        )
                         .arg(added.len())
                         .arg(&added)
                         .arg(&removed);
@@ -359,15 +532,26 @@ impl SessionStore for RedisSessions {
                 Lookup::Deleted => return Ok(Lookup::Deleted),
                 Lookup::Missing => return Ok(Lookup::Missing),
             };
-            let (rev, init, level, mut subscriptions): (u64, String, String, Vec<String>) =
+            let (rev, init, level, members): (u64, String, String, Vec<String>) =
                 redis::from_redis_value(merged).map_err(|_| unexpected("a save"))?;
-            subscriptions.sort();
-            self.announce(id);
+            let verified = |field: &str, v: &str| {
+                let value = untagged(keys, name, field, v).map(str::to_owned);
+                if value.is_none() && !v.is_empty() {
+                    self.shared.rejected_stored(
+                        "a session record",
+                        &format!("its {field} does not verify"),
+                    );
+                }
+                value
+            };
+            self.announce(name);
             Ok(Lookup::Found(Revision::new(
                 SessionState {
-                    initialized: init == "1",
-                    log_level: Some(level).filter(|l| !l.is_empty()),
-                    subscriptions,
+                    initialized: verified("init", &init).as_deref() == Some("1"),
+                    log_level: verified("level", &level),
+                    subscriptions: subscriptions(keys, name, &members, &|what, why| {
+                        self.shared.rejected_stored(what, why);
+                    }),
                 },
                 rev,
             )))
@@ -376,11 +560,18 @@ impl SessionStore for RedisSessions {
 
     fn restore<'a>(
         &'a self,
-        id: &'a str,
+        name: &'a str,
         session: &'a StoredSession,
     ) -> BoxFuture<'a, Result<Lookup<()>, StoreError>> {
         Box::pin(async move {
-            let key = self.key(id);
+            let key = self.key(name);
+            let subs: Vec<String> = session
+                .state
+                .subscriptions
+                .iter()
+                .map(|u| self.tag(name, "sub", u))
+                .collect();
+            let init = if session.state.initialized { "1" } else { "0" };
             let written: i64 = self
                 .with(async |c| {
                     let mut call = self.scripts.restore.key(&key);
@@ -388,15 +579,21 @@ impl SessionStore for RedisSessions {
                         .key(format!("{key}:gone"))
                         .arg(self.ttl())
                         .arg(session.holder.as_deref().unwrap_or(""))
-                        .arg(&session.owner)
-                        .arg(&session.version)
-                        .arg(&session.client)
-                        .arg(u8::from(session.state.initialized))
-                        .arg(session.state.log_level.as_deref().unwrap_or(""))
+                        .arg(self.tag(name, "version", &session.version))
+                        .arg(self.tag(name, "client", &session.client))
+                        .arg(self.tag(name, "init", init))
+                        .arg(
+                            session
+                                .state
+                                .log_level
+                                .as_deref()
+                                .map(|l| self.tag(name, "level", l))
+                                .unwrap_or_default(),
+                        )
                         .arg(session.claims)
                         .arg(session.rev)
                         .arg(session.streams)
-                        .arg(&session.state.subscriptions);
+                        .arg(&subs);
                     call.invoke_async(c).await
                 })
                 .await?;
@@ -405,16 +602,16 @@ impl SessionStore for RedisSessions {
                 0 => Ok(Lookup::Found(())),
                 _ => {
                     tracing::info!("re-created a shared session the store had lost");
-                    self.announce(id);
+                    self.announce(name);
                     Ok(Lookup::Found(()))
                 }
             }
         })
     }
 
-    fn delete<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+    fn delete<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            let key = self.key(id);
+            let key = self.key(name);
             self.with(async |c| {
                 self.scripts
                     .delete
@@ -427,14 +624,14 @@ impl SessionStore for RedisSessions {
                     .await
             })
             .await?;
-            self.announce(id);
+            self.announce(name);
             Ok(())
         })
     }
 
-    fn claim<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Lookup<Claim>, StoreError>> {
+    fn claim<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Lookup<Claim>, StoreError>> {
         Box::pin(async move {
-            let key = self.key(id);
+            let key = self.key(name);
             let got: Value = self
                 .with(async |c| {
                     self.scripts
@@ -454,7 +651,7 @@ impl SessionStore for RedisSessions {
             };
             let (old, top, number): (String, String, u64) =
                 redis::from_redis_value(got).map_err(|_| unexpected("a claim"))?;
-            self.announce(id);
+            self.announce(name);
             Ok(Lookup::Found(Claim {
                 previous: Some(old).filter(|o| !o.is_empty()),
                 last: seq_of(&top).map_or(0, |(s, _)| s),
@@ -463,9 +660,9 @@ impl SessionStore for RedisSessions {
         })
     }
 
-    fn open_stream<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<u64, StoreError>> {
+    fn open_stream<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<u64, StoreError>> {
         Box::pin(async move {
-            let key = self.key(id);
+            let key = self.key(name);
             let n: u64 = self
                 .with(async |c| {
                     self.scripts
@@ -485,6 +682,13 @@ impl SessionStore for RedisSessions {
     }
 
     fn append(&self, event: StoredEvent) {
+        if event.frame.len() > MAX_ENTRY {
+            // Too large to share: the stored log has a hole there, which readers see.
+            tracing::debug!(
+                "an event too large for the shared replay log is kept on this instance only"
+            );
+            return;
+        }
         if self.logs.try_send(Entry::Event(event)).is_err() {
             // The stored log now has a hole, which readers see.
             tracing::debug!("the shared replay log queue is full: an event is kept here only");
@@ -508,15 +712,39 @@ impl SessionStore for RedisSessions {
 
     fn read<'a>(
         &'a self,
-        id: &'a str,
+        name: &'a str,
         stream: u64,
         after: u64,
         keep: Keep,
     ) -> BoxFuture<'a, Result<StreamTail, StoreError>> {
-        Box::pin(self.read_log(id, stream, after, keep))
+        Box::pin(self.read_log(name, stream, after, keep))
     }
 
     fn on_change(&self, handler: SessionChanged) {
         self.handlers.add(handler);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tagged_value_verifies_only_for_its_session_and_field() {
+        let keys = Keyring::new(&[[1; 32]]).unwrap();
+        let t = tagged(&keys, "n1", "level", "debug");
+        assert_eq!(untagged(&keys, "n1", "level", &t), Some("debug"));
+        assert_eq!(untagged(&keys, "n2", "level", &t), None, "another session");
+        assert_eq!(untagged(&keys, "n1", "init", &t), None, "another field");
+        let forged = format!("{}error", &t[..=TAG_TEXT]);
+        assert_eq!(untagged(&keys, "n1", "level", &forged), None);
+        for junk in ["", "debug", ":debug", "é", &"x".repeat(TAG_TEXT)] {
+            assert_eq!(untagged(&keys, "n1", "level", junk), None, "{junk:?}");
+        }
+        // Tagged with an older key of the ring: still verifies.
+        let rotated = Keyring::new(&[[2; 32], [1; 32]]).unwrap();
+        assert_eq!(untagged(&rotated, "n1", "level", &t), Some("debug"));
+        assert_ne!(tagged(&rotated, "n1", "level", "debug"), t);
+        assert_eq!(tagged_with(&rotated, 1, "n1", "level", "debug"), t);
     }
 }

@@ -8,7 +8,9 @@
 //!
 //! Invariants:
 //! - A session exists only after a successful `initialize`; its id carries 192 random
-//!   bits in visible ASCII.
+//!   bits in visible ASCII. It is kept and looked up by its name, a keyed digest of the
+//!   id and of the identity that created it: another identity presenting the id finds
+//!   no session, and with a store the id never leaves this instance.
 //! - At most `max_sessions` sessions exist. At the cap, expired sessions go first, then
 //!   the least recently used one with nothing in flight and no stream attached; if every
 //!   session is busy, `initialize` gets 503.
@@ -27,11 +29,11 @@
 //! entries from any other) and, taking it over from another instance, replays the stored
 //! log and then re-announces every subscription, since notifications may have been lost
 //! with the previous holder (or the stored log has a hole). DELETE and expiry act on the
-//! store, and other instances drop their copies when told or when they next check. A copy
-//! applies only records at least as recent as the one it has, keeping its own changes
-//! not yet recorded; a session the store lost (not deleted: no tombstone) is re-created
-//! from a copy. Each instance's copy is bounded and expires as above; the store's record
-//! expires after `idle` unused.
+//! store, and other instances drop their copies when told or when they next check; so
+//! does an eviction at the cap. A copy applies only records at least as recent as the
+//! one it has, keeping its own changes not yet recorded; a session the store lost (not
+//! deleted: no tombstone) is re-created from a copy. Each instance's copy is bounded and
+//! expires as above; the store's record expires after `idle` unused.
 //!
 //! [`RETAINED_STREAMS`]: crate::bus::RETAINED_STREAMS
 //! [`SessionStore`]: crate::bus::SessionStore
@@ -59,7 +61,7 @@ use crate::bus::Lookup;
 use crate::context::Notifier;
 use crate::server::{Incoming, Outcome, Prepared};
 use records::{persist, restore};
-use session::{HttpSession, fresh_id, owner_hex, plausible_id};
+use session::{HttpSession, fresh_id, plausible_id};
 use streams::{hold, stored_stream};
 
 pub(super) use records::reload;
@@ -108,9 +110,10 @@ fn too_many_sessions() -> Response {
 }
 
 /// The session the request names, if it exists and belongs to `owner`; another
-/// identity's session answers exactly like an unknown one. With a store, a session this
-/// instance has not seen yet is loaded from it, and a known one is checked against it
-/// now and then (DELETE and expiry elsewhere end it here too).
+/// identity's session answers exactly like an unknown one (its id names another,
+/// absent, session). With a store, a session this instance has not seen yet is loaded
+/// from it, and a known one is checked against it now and then (DELETE and expiry
+/// elsewhere end it here too).
 async fn session_of(
     sh: &Arc<Endpoint>,
     headers: &HeaderMap,
@@ -123,23 +126,24 @@ async fn session_of(
             "missing Mcp-Session-Id header: send initialize first",
         ));
     };
-    let Ok(id) = id.to_str() else {
+    let Some(id) = id.to_str().ok().filter(|id| plausible_id(id)) else {
         return Err(unknown_session());
     };
-    if let Some(s) = sh.sessions.get(id) {
-        if s.owner != owner {
-            return Err(unknown_session());
-        }
+    let names = sh.sessions.names(id, owner);
+    for name in &names {
+        let Some(s) = sh.sessions.get(name) else {
+            continue;
+        };
         if let Some(store) = sh.sessions.store()
             && sh.sessions.touch_due(&s)
         {
             match store
-                .touch(&[id.to_owned()])
+                .touch(&[name.to_string()])
                 .await
                 .map(|f| f.into_iter().next())
             {
                 Ok(Some(Lookup::Deleted)) => {
-                    sh.sessions.remove(id);
+                    sh.sessions.remove(name);
                     return Err(unknown_session());
                 }
                 // The store lost it: this copy puts it back.
@@ -158,32 +162,37 @@ async fn session_of(
     let Some(store) = sh.sessions.store() else {
         return Err(unknown_session());
     };
-    if !plausible_id(id) {
-        return Err(unknown_session());
+    for name in names {
+        // Evicted here: ended everywhere, even if the store has not heard yet.
+        if sh.sessions.evicted(&name) {
+            return Err(unknown_session());
+        }
+        let record = match store.load(&name, true).await {
+            Ok(Lookup::Found(r)) => r,
+            Ok(Lookup::Deleted) => return Err(unknown_session()),
+            Ok(Lookup::Missing) => continue,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot load a session from the store");
+                return Err(store_unavailable("cannot load the session"));
+            }
+        };
+        let Some(session) = HttpSession::restore(sh, Arc::clone(&name), &record) else {
+            tracing::warn!("a stored session could not be read: treated as unknown");
+            return Err(unknown_session());
+        };
+        let Some(session) = sh.sessions.insert(Arc::new(session)) else {
+            return Err(too_many_sessions());
+        };
+        // A change announced between the load and the insertion found no copy here to
+        // reload: reload once more (after any reload already queued).
+        reload(sh, Some(&name));
+        return Ok(session);
     }
-    let record = match store.load(id, true).await {
-        Ok(Lookup::Found(r)) if r.owner == owner_hex(owner) => r,
-        // Redis may have restarted empty: an instance with a copy is putting it back.
-        Ok(Lookup::Missing) if store.recovering() => {
-            return Err(store_unavailable("cannot load the session"));
-        }
-        Ok(_) => return Err(unknown_session()),
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot load a session from the store");
-            return Err(store_unavailable("cannot load the session"));
-        }
-    };
-    let Some(session) = HttpSession::restore(sh, id, &record, owner) else {
-        tracing::warn!("a stored session could not be read: treated as unknown");
-        return Err(unknown_session());
-    };
-    let Some(session) = sh.sessions.insert(Arc::new(session)) else {
-        return Err(too_many_sessions());
-    };
-    // A change announced between the load and the insertion found no copy here to
-    // reload: reload once more (after any reload already queued).
-    reload(sh, Some(id));
-    Ok(session)
+    // Redis may have restarted empty: an instance with a copy is putting it back.
+    if store.recovering() {
+        return Err(store_unavailable("cannot load the session"));
+    }
+    Err(unknown_session())
 }
 
 /// A POST of the 2025 revisions.
@@ -293,11 +302,14 @@ pub(super) async fn post(
 }
 
 async fn initialize(sh: &Arc<Endpoint>, request: Prepared, owner: Option<Owner>) -> Response {
+    let id = fresh_id();
+    let Some(name) = sh.sessions.names(&id, owner).into_iter().next() else {
+        return status_only(StatusCode::INTERNAL_SERVER_ERROR);
+    };
     let session = Arc::new(HttpSession::new(
-        fresh_id(),
+        name,
         &sh.stop,
         log_limits(sh),
-        owner,
         sh.sessions.store(),
     ));
     let reply = match sh
@@ -313,16 +325,15 @@ async fn initialize(sh: &Arc<Endpoint>, request: Prepared, owner: Option<Owner>)
         // `initialize` is always answered at once.
         Outcome::Running(_) => return status_only(StatusCode::INTERNAL_SERVER_ERROR),
     };
-    let id = Arc::clone(&session.id);
     let record = session.record();
     let Some(session) = sh.sessions.insert(session) else {
         return too_many_sessions();
     };
     if let (Some(store), Some(record)) = (sh.sessions.store(), record) {
         lock(&session.sync).saved = record.state.clone();
-        if let Err(e) = store.create(&id, &record).await {
+        if let Err(e) = store.create(&session.name, &record).await {
             tracing::warn!(error = %e, "cannot record a new session in the store");
-            sh.sessions.remove(&id);
+            sh.sessions.remove(&session.name);
             return store_unavailable("cannot start a session");
         }
     }
@@ -444,12 +455,12 @@ pub(super) async fn delete(
     };
     // The store first: a DELETE answered 204 has ended the session everywhere.
     if let Some(store) = sh.sessions.store()
-        && let Err(e) = store.delete(&session.id).await
+        && let Err(e) = store.delete(&session.name).await
     {
         tracing::warn!(error = %e, "cannot delete a session from the store");
         return store_unavailable("cannot end the session");
     }
-    sh.sessions.remove(&session.id);
-    tracing::debug!(session = %session.id, "session ended by the client");
+    sh.sessions.remove(&session.name);
+    tracing::debug!(session = %session.name, "session ended by the client");
     status_only(StatusCode::NO_CONTENT)
 }

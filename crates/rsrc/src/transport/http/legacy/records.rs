@@ -6,8 +6,11 @@
 //! Invariants:
 //! - A copy never applies a record older than the one it has; the changes it made and
 //!   did not record yet stay on top of any record it applies.
-//! - Reloads run one at a time, in the order asked; when too many wait, every copy is
-//!   reloaded instead.
+//! - Reloads run one at a time, in the order asked, each copy's at most once however
+//!   often it was asked for (every copy's once, however often that was asked for): a
+//!   burst of announcements costs one reload. One the store could not answer is tried
+//!   again a moment later.
+//! - What a record says of the client is bounded ([`MAX_CLIENT`]).
 //! - A copy mutes its stream 0 only for a claim made after its own: a record loaded
 //!   before this instance claimed the stream says nothing about it. The decision is taken
 //!   under the copy's lock.
@@ -16,21 +19,54 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use rsrc_protocol::Implementation;
 use rsrc_protocol::ProtocolVersion;
 use rsrc_protocol::lifecycle::ClientCapabilities;
-use tokio::sync::mpsc;
 
-use super::session::{HttpSession, LOCAL_STREAMS, owner_hex};
+use super::session::{HttpSession, LOCAL_STREAMS};
 use super::{lock, log_limits};
 use crate::bus::{Lookup, Revision, SessionState, SessionStore, StoredSession};
-use crate::server::Server;
+use crate::server::{Negotiated, Server};
 use crate::transport::http::Endpoint;
-use crate::transport::http::auth::Owner;
 
-/// Session reloads waiting; beyond, every copy is reloaded.
-const RELOAD_QUEUE: usize = 1024;
+/// The most bytes a record holds of the client's information and capabilities; beyond,
+/// only the client's name and version (each cut to [`MAX_NAME`]) are shared.
+const MAX_CLIENT: usize = 4 * 1024;
+/// The longest client name or version shared when the whole information is too large.
+const MAX_NAME: usize = 256;
+/// How long a reload the store could not answer waits before it is tried again.
+const RELOAD_RETRY: Duration = Duration::from_secs(1);
+
+/// What a record says of the client: its information and capabilities as `initialize`
+/// gave them, or, when that is over [`MAX_CLIENT`] bytes, its name and version only.
+fn client_record(n: &Negotiated) -> String {
+    let whole = serde_json::json!({
+        "clientInfo": n.client_info.as_deref(),
+        "capabilities": &*n.capabilities,
+    })
+    .to_string();
+    if whole.len() <= MAX_CLIENT {
+        return whole;
+    }
+    tracing::debug!(
+        bytes = whole.len(),
+        "the client's information is too large to share whole: other instances see its name and version only"
+    );
+    let cut = |s: &str| {
+        let mut end = s.len().min(MAX_NAME);
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s[..end].to_owned()
+    };
+    let info = n
+        .client_info
+        .as_deref()
+        .map(|i| serde_json::json!({"name": cut(&i.name), "version": cut(&i.version)}));
+    serde_json::json!({"clientInfo": info, "capabilities": {}}).to_string()
+}
 
 /// What a copy knows of the stored record.
 #[derive(Debug, Default)]
@@ -51,25 +87,15 @@ impl HttpSession {
     /// The record of this session for the store, once initialized.
     pub(super) fn record(&self) -> Option<StoredSession> {
         let n = self.engine.negotiated()?;
-        let client = serde_json::json!({
-            "clientInfo": n.client_info.as_deref(),
-            "capabilities": &*n.capabilities,
-        });
         Some(StoredSession::new(
-            owner_hex(self.owner),
             n.version.as_str().to_owned(),
-            client.to_string(),
+            client_record(n),
         ))
     }
 
     /// A copy of a session another instance created; `None` if the record is not one
     /// this server can read.
-    pub(super) fn restore(
-        sh: &Endpoint,
-        id: &str,
-        record: &StoredSession,
-        owner: Option<Owner>,
-    ) -> Option<Self> {
+    pub(super) fn restore(sh: &Endpoint, name: Arc<str>, record: &StoredSession) -> Option<Self> {
         #[derive(serde::Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct Client {
@@ -79,16 +105,10 @@ impl HttpSession {
         }
         let version = record.version.parse::<ProtocolVersion>().ok()?;
         let client: Client = serde_json::from_str(&record.client).ok()?;
-        let session = HttpSession::new(
-            id.to_owned(),
-            &sh.stop,
-            log_limits(sh),
-            owner,
-            sh.sessions.store.as_ref(),
-        );
+        let session = HttpSession::new(name, &sh.stop, log_limits(sh), sh.sessions.store.as_ref());
         session
             .engine
-            .negotiate(crate::server::Negotiated {
+            .negotiate(Negotiated {
                 version,
                 client_info: client.client_info.map(Arc::new),
                 capabilities: Arc::new(client.capabilities),
@@ -211,8 +231,8 @@ pub(super) async fn restore(sh: &Endpoint, s: &HttpSession) -> Lookup<()> {
     let Some(record) = s.full_record(store.as_ref()) else {
         return Lookup::Found(());
     };
-    let outcome = match store.restore(&s.id, &record).await {
-        Ok(Lookup::Found(())) => store.load(&s.id, false).await,
+    let outcome = match store.restore(&s.name, &record).await {
+        Ok(Lookup::Found(())) => store.load(&s.name, false).await,
         Ok(Lookup::Deleted) => Ok(Lookup::Deleted),
         Ok(Lookup::Missing) => Ok(Lookup::Missing),
         Err(e) => Err(e),
@@ -223,8 +243,8 @@ pub(super) async fn restore(sh: &Endpoint, s: &HttpSession) -> Lookup<()> {
             Lookup::Found(())
         }
         Ok(Lookup::Deleted) => {
-            tracing::debug!(session = %s.id, "session ended on another instance");
-            sh.sessions.remove(&s.id);
+            tracing::debug!(session = %s.name, "session ended on another instance");
+            sh.sessions.remove(&s.name);
             Lookup::Deleted
         }
         // Lost again at once: this copy serves on, and is put back at the next check.
@@ -250,14 +270,14 @@ pub(super) async fn persist(sh: &Endpoint, session: &HttpSession) {
     if now == before {
         return;
     }
-    match store.save(&session.id, &before, &now).await {
+    match store.save(&session.name, &before, &now).await {
         Ok(Lookup::Found(Revision { state, rev, .. })) => {
             let mut sync = lock(&session.sync);
             apply_state(sh, session, &mut sync, state, rev);
         }
         Ok(Lookup::Deleted) => {
-            tracing::debug!(session = %session.id, "session ended on another instance");
-            sh.sessions.remove(&session.id);
+            tracing::debug!(session = %session.name, "session ended on another instance");
+            sh.sessions.remove(&session.name);
         }
         // The store lost it: this copy, with the change, puts it back.
         Ok(Lookup::Missing) => {
@@ -269,46 +289,71 @@ pub(super) async fn persist(sh: &Endpoint, session: &HttpSession) {
     }
 }
 
-/// Another instance changed session `id` (all sessions for `None`): reload the copies
-/// this instance has. Reloads run one at a time, in the order asked; a copy never
-/// applies a record older than the one it has.
-pub(in crate::transport::http) fn reload(sh: &Arc<Endpoint>, id: Option<&str>) {
-    if sh.sessions.store.is_none() || id.is_some_and(|id| sh.sessions.copies(Some(id)).is_empty()) {
+/// Another instance changed session `name` (all sessions for `None`): reload the copies
+/// this instance has. Reloads run one at a time, in the order asked, each copy's once
+/// however often it was asked for; a copy never applies a record older than the one it
+/// has.
+pub(in crate::transport::http) fn reload(sh: &Arc<Endpoint>, name: Option<&str>) {
+    if sh.sessions.store.is_none() || name.is_some_and(|n| sh.sessions.copies(Some(n)).is_empty()) {
         return;
     }
-    let queue = sh.sessions.reloads.get_or_init(|| {
-        let (tx, rx) = mpsc::channel(RELOAD_QUEUE);
-        tokio::spawn(reloader(Arc::downgrade(sh), rx));
-        tx
-    });
-    if queue.try_send(id.map(str::to_owned)).is_err() {
-        sh.sessions.reload_all.store(true, Ordering::Release);
+    let reloads = &sh.sessions.reloads;
+    reloads.ask(name);
+    if !reloads.started.swap(true, Ordering::AcqRel) {
+        tokio::spawn(reloader(Arc::downgrade(sh), Arc::clone(reloads)));
     }
 }
 
-async fn reloader(sh: Weak<Endpoint>, mut queue: mpsc::Receiver<Option<String>>) {
-    while let Some(id) = queue.recv().await {
+async fn reloader(sh: Weak<Endpoint>, reloads: Arc<super::table::Reloads>) {
+    loop {
+        tokio::select! {
+            () = reloads.closed.cancelled() => return,
+            () = reloads.asked.notified() => {}
+        }
+        let pending = reloads.take();
         let Some(sh) = sh.upgrade() else { return };
         let Some(store) = sh.sessions.store().cloned() else {
             return;
         };
-        let all = sh.sessions.reload_all.swap(false, Ordering::AcqRel);
-        for s in sh.sessions.copies(if all { None } else { id.as_deref() }) {
-            match store.load(&s.id, false).await {
+        let copies: Vec<Arc<HttpSession>> = if pending.all {
+            sh.sessions.copies(None)
+        } else {
+            pending
+                .names
+                .iter()
+                .flat_map(|n| sh.sessions.copies(Some(n)))
+                .collect()
+        };
+        let mut failed = false;
+        for s in copies {
+            match store.load(&s.name, false).await {
                 Ok(Lookup::Found(record)) => apply_record(&sh, &s, record),
                 Ok(Lookup::Deleted) => {
-                    tracing::debug!(session = %s.id, "session ended on another instance");
-                    sh.sessions.remove(&s.id);
+                    tracing::debug!(session = %s.name, "session ended on another instance");
+                    sh.sessions.remove(&s.name);
                 }
                 // Lost by the store (not deleted): a copy still in use puts it back.
                 Ok(Lookup::Missing) => {
                     if sh.sessions.fresh(&s) {
                         restore(&sh, &s).await;
                     } else {
-                        sh.sessions.remove(&s.id);
+                        sh.sessions.remove(&s.name);
                     }
                 }
-                Err(e) => tracing::debug!(error = %e, "cannot reload a session"),
+                // Redis not answering yet (or a connection that died with it): tried
+                // again in a moment, not dropped.
+                Err(e) => {
+                    tracing::debug!(error = %e, "cannot reload a session: trying again");
+                    reloads.ask(Some(&s.name));
+                    failed = true;
+                }
+            }
+        }
+        drop(sh);
+        if failed {
+            tokio::select! {
+                () = reloads.closed.cancelled() => return,
+                () = tokio::time::sleep(RELOAD_RETRY) => {}
             }
         }
     }

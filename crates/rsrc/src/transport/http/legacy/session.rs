@@ -1,9 +1,12 @@
 //! One legacy session as this instance holds it: its engine session, stream 0 and its
-//! POST streams kept for replay, its owner, and whether it has ended.
+//! POST streams kept for replay, its name, and whether it has ended.
 //!
 //! Invariants:
 //! - A session id carries 192 random bits in visible ASCII; an id that could not be one
-//!   of ours never reaches the store.
+//!   of ours is never looked up.
+//! - A session is known by its name, a keyed digest of its id and of the identity that
+//!   created it ([`Sessions::names`](super::Sessions::names)): the id itself is kept
+//!   nowhere, and another identity presenting it names another, absent, session.
 //! - At most [`RETAINED_STREAMS`] finished POST streams are kept for replay, the oldest
 //!   forgotten first; a running one is forgotten only when its stored log turns out
 //!   broken.
@@ -33,7 +36,8 @@ pub(super) const LOCAL_STREAMS: u64 = 1 << 48;
 
 /// One legacy session.
 pub(super) struct HttpSession {
-    pub(super) id: Arc<str>,
+    /// Its name: in this instance's table, and in the store.
+    pub(super) name: Arc<str>,
     pub(super) engine: Arc<Session>,
     /// Stream 0: notifications not tied to a request.
     pub(super) standalone: Arc<StreamLog>,
@@ -44,9 +48,6 @@ pub(super) struct HttpSession {
     /// Cancelled when the session ends.
     pub(super) ended: CancellationToken,
     limits: LogLimits,
-    /// The identity that created the session (with authentication on): no other may use,
-    /// resume or end it.
-    pub(super) owner: Option<Owner>,
     /// Where new POST streams are mirrored (with a store).
     pub(super) mirror: Option<Mirror>,
     /// What this copy knows of the store's record. Its lock also orders the decisions to
@@ -59,7 +60,7 @@ pub(super) struct HttpSession {
 impl std::fmt::Debug for HttpSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpSession")
-            .field("id", &self.id)
+            .field("name", &self.name)
             .finish_non_exhaustive()
     }
 }
@@ -81,22 +82,21 @@ pub(super) fn plausible_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-pub(super) fn owner_hex(owner: Option<Owner>) -> String {
-    owner.map(|o| o.hex()).unwrap_or_default()
+/// The bytes of an identity, as session names cover it (empty without authentication).
+pub(super) fn owner_bytes(owner: Option<Owner>) -> Vec<u8> {
+    owner.map(|o| o.bytes().to_vec()).unwrap_or_default()
 }
 
 impl HttpSession {
     pub(super) fn new(
-        id: String,
+        name: Arc<str>,
         stop: &CancellationToken,
         limits: LogLimits,
-        owner: Option<Owner>,
         store: Option<&Arc<dyn SessionStore>>,
     ) -> Self {
-        let id: Arc<str> = id.into();
         let mirror = store.map(|store| Mirror {
             store: Arc::clone(store),
-            session: Arc::clone(&id),
+            session: Arc::clone(&name),
         });
         let standalone = StreamLog::new(0, limits.clone(), mirror.clone());
         // With a store, only the holder's copy of stream 0 takes notifications.
@@ -104,7 +104,7 @@ impl HttpSession {
         let engine =
             Arc::new(Session::http(Notifier::sink(standalone.clone())).closing_with(stop.clone()));
         HttpSession {
-            id,
+            name,
             engine,
             standalone,
             streams: Mutex::new(VecDeque::new()),
@@ -112,7 +112,6 @@ impl HttpSession {
             last_used_ms: AtomicU64::new(0),
             ended: CancellationToken::new(),
             limits,
-            owner,
             mirror,
             sync: Mutex::new(Synced::default()),
             touched_ms: AtomicU64::new(0),
@@ -134,7 +133,7 @@ impl HttpSession {
     /// (numbers are then unique across instances), else here.
     pub(super) async fn open_stream(&self) -> Arc<StreamLog> {
         let shared = match &self.mirror {
-            Some(m) => match m.store.open_stream(&self.id).await {
+            Some(m) => match m.store.open_stream(&self.name).await {
                 Ok(n) => Some(n),
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot number a stream in the session store: it can be resumed on this instance only");

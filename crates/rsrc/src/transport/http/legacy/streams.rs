@@ -40,18 +40,18 @@ pub(super) async fn hold(sh: &Endpoint, session: &HttpSession, after: Option<u64
     let Some(m) = &session.mirror else {
         return true;
     };
-    let mut claim = m.store.claim(&session.id).await;
+    let mut claim = m.store.claim(&session.name).await;
     if let Ok(Lookup::Missing) = claim {
         // The store lost the session: this copy puts it back, then claims it.
         if restore(sh, session).await == Lookup::Deleted {
             return false;
         }
-        claim = m.store.claim(&session.id).await;
+        claim = m.store.claim(&session.name).await;
     }
     let claim = match claim {
         Ok(Lookup::Found(claim)) => claim,
         Ok(Lookup::Deleted) => {
-            sh.sessions.remove(&session.id);
+            sh.sessions.remove(&session.name);
             return false;
         }
         Ok(Lookup::Missing) => {
@@ -84,7 +84,7 @@ pub(super) async fn hold(sh: &Endpoint, session: &HttpSession, after: Option<u64
     let (events, broken) = match after {
         Some(after) => match m
             .store
-            .read(&session.id, 0, after, session.standalone.keep())
+            .read(&session.name, 0, after, session.standalone.keep())
             .await
         {
             Ok(tail) if tail.broken => {
@@ -132,7 +132,7 @@ pub(super) async fn stored_stream(
         events: limits.max_events,
         bytes: limits.max_bytes,
     };
-    let tail = match m.store.read(&session.id, stream, after, keep).await {
+    let tail = match m.store.read(&session.name, stream, after, keep).await {
         Ok(t) => t,
         Err(e) => {
             tracing::warn!(error = %e, "cannot read a stored stream");
@@ -171,7 +171,7 @@ pub(super) async fn stored_stream(
                 () = ended.cancelled() => break,
                 () = tokio::time::sleep(FOLLOW_EVERY) => {}
             }
-            match m.store.read(&session.id, stream, last, keep).await {
+            match m.store.read(&session.name, stream, last, keep).await {
                 Ok(tail) if tail.broken => {
                     tracing::info!("a followed stream lost events in the store: it ends");
                     session.forget_stream(&follower);

@@ -1,10 +1,15 @@
-//! The legacy sessions of one endpoint: the table of this instance's copies, its cap,
-//! and expiry.
+//! The legacy sessions of one endpoint: the table of this instance's copies, keyed by
+//! the sessions' names, its cap, eviction, and expiry.
 //!
 //! Invariants:
+//! - A session is found by its name, a keyed digest of its id and of the identity that
+//!   created it ([`Sessions::names`]): with a store, under the store's keys (the names
+//!   every instance computes alike); without, under a key of this process.
 //! - At most `max` sessions are kept. At the cap, expired sessions go first, then the
 //!   least recently used one that is not busy (nothing in flight, no stream attached); if
 //!   every session is busy, none is registered.
+//! - An evicted session ends everywhere: it is deleted from the store (a tombstone), and
+//!   until the store has said so, this instance refuses to load it back.
 //! - A busy session never expires; an idle one expires after `idle`, and is ended at its
 //!   next lookup even before the periodic expiry comes by (with a store, an expired copy
 //!   must not serve, or put back, a session that expired there).
@@ -12,17 +17,78 @@
 //!   leaves it, and only then; a lookup records the use under the table's lock, so expiry and
 //!   eviction cannot end a session between its lookup and its use.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use tokio::sync::Notify;
 
-use super::session::HttpSession;
+use super::session::{HttpSession, owner_bytes};
 use crate::bus::{Lookup, SessionStore};
+use crate::keyring::{Keyring, feed};
+use crate::transport::http::auth::Owner;
 
 type Map = RwLock<HashMap<Arc<str>, Arc<HttpSession>>>;
+
+/// The most evicted sessions remembered until the store has deleted them.
+const MAX_EVICTED: usize = 4096;
+
+/// Reloads asked for and not done yet, coalesced: each session's once, and all of them
+/// once however often asked ([`reload`](super::reload)).
+#[derive(Debug, Default)]
+pub(super) struct Reloads {
+    pending: Mutex<Pending>,
+    pub(super) asked: Notify,
+    /// The task doing them runs.
+    pub(super) started: AtomicBool,
+    /// Cancelled when the sessions are dropped: the task ends.
+    pub(super) closed: tokio_util::sync::CancellationToken,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Pending {
+    /// Every copy.
+    pub(super) all: bool,
+    /// These copies, in the order asked, each once.
+    pub(super) names: VecDeque<Arc<str>>,
+    queued: HashSet<Arc<str>>,
+}
+
+/// Sessions waiting beyond which every copy is reloaded instead.
+const MAX_PENDING_RELOADS: usize = 1024;
+
+impl Reloads {
+    /// Asks for session `name`'s copy (every copy for `None`) to be reloaded.
+    pub(super) fn ask(&self, name: Option<&str>) {
+        let mut p = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        match name {
+            None => p.all = true,
+            Some(_) if p.all => {}
+            Some(_) if p.queued.len() >= MAX_PENDING_RELOADS => {
+                p.all = true;
+                p.names.clear();
+                p.queued.clear();
+            }
+            Some(name) => {
+                if !p.queued.contains(name) {
+                    let name: Arc<str> = name.into();
+                    p.queued.insert(Arc::clone(&name));
+                    p.names.push_back(name);
+                }
+            }
+        }
+        drop(p);
+        self.asked.notify_one();
+    }
+
+    /// What was asked for since the last time.
+    pub(super) fn take(&self) -> Pending {
+        std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
 
 /// The legacy sessions of one endpoint.
 pub(in crate::transport::http) struct Sessions {
@@ -32,10 +98,18 @@ pub(in crate::transport::http) struct Sessions {
     idle: Duration,
     /// Shared with the other instances, if the server's bus holds sessions.
     pub(super) store: Option<Arc<dyn SessionStore>>,
-    /// Sessions to reload, one at a time ([`reload`](super::reload)); started with the first.
-    pub(super) reloads: OnceLock<mpsc::Sender<Option<String>>>,
-    /// The queue overflowed: reload every copy.
-    pub(super) reload_all: AtomicBool,
+    /// Names sessions without a store.
+    local: Keyring,
+    /// Sessions this instance evicted and the store has not deleted yet: not loaded back.
+    evicted: Arc<Mutex<VecDeque<Arc<str>>>>,
+    /// Copies to reload ([`reload`](super::reload)).
+    pub(super) reloads: Arc<Reloads>,
+}
+
+impl Drop for Sessions {
+    fn drop(&mut self) {
+        self.reloads.closed.cancel();
+    }
 }
 
 impl std::fmt::Debug for Sessions {
@@ -59,13 +133,32 @@ impl Sessions {
             max: max.max(1),
             idle,
             store,
-            reloads: OnceLock::new(),
-            reload_all: AtomicBool::new(false),
+            local: Keyring::random(),
+            evicted: Arc::default(),
+            reloads: Arc::default(),
         }
     }
 
     pub(in crate::transport::http) fn store(&self) -> Option<&Arc<dyn SessionStore>> {
         self.store.as_ref()
+    }
+
+    /// The names session `id` created by `owner` may have, the one a new session takes
+    /// first: the store's, or this process's own.
+    pub(super) fn names(&self, id: &str, owner: Option<Owner>) -> Vec<Arc<str>> {
+        let owner = owner_bytes(owner);
+        match &self.store {
+            Some(store) => store
+                .names(id, &owner)
+                .into_iter()
+                .map(Into::into)
+                .collect(),
+            None => vec![
+                URL_SAFE_NO_PAD
+                    .encode(self.local.seal(|m| feed(m, &[id.as_bytes(), &owner])))
+                    .into(),
+            ],
+        }
     }
 
     fn now_ms(&self) -> u64 {
@@ -79,19 +172,19 @@ impl Sessions {
             .len()
     }
 
-    /// The copy of session `id`, unless it has expired (it is ended then, even if the
+    /// The copy of session `name`, unless it has expired (it is ended then, even if the
     /// periodic expiry has not come by yet: with a store, such a copy must not put back
     /// a session that expired there).
-    pub(super) fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
+    pub(super) fn get(&self, name: &str) -> Option<Arc<HttpSession>> {
         let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
-        let s = map.get(id)?;
+        let s = map.get(name)?;
         if !self.fresh(s) {
             let stale = Arc::clone(s);
             drop(map);
             let mut map = self.map.write().unwrap_or_else(PoisonError::into_inner);
-            if map.get(id).is_some_and(|now| Arc::ptr_eq(now, &stale)) {
-                tracing::debug!(session = %id, "session expired");
-                map.remove(id);
+            if map.get(name).is_some_and(|now| Arc::ptr_eq(now, &stale)) {
+                tracing::debug!(session = %name, "session expired");
+                map.remove(name);
                 stale.end();
             }
             return None;
@@ -102,11 +195,11 @@ impl Sessions {
         Some(Arc::clone(s))
     }
 
-    /// The copies to reload: `id`'s, or all of them.
-    pub(super) fn copies(&self, id: Option<&str>) -> Vec<Arc<HttpSession>> {
+    /// The copies to reload: `name`'s, or all of them.
+    pub(super) fn copies(&self, name: Option<&str>) -> Vec<Arc<HttpSession>> {
         let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
-        match id {
-            Some(id) => map.get(id).cloned().into_iter().collect(),
+        match name {
+            Some(name) => map.get(name).cloned().into_iter().collect(),
             None => map.values().cloned().collect(),
         }
     }
@@ -124,14 +217,23 @@ impl Sessions {
         true
     }
 
+    /// Whether this instance evicted session `name` and the store has not deleted it yet.
+    pub(super) fn evicted(&self, name: &str) -> bool {
+        self.evicted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .any(|e| &**e == name)
+    }
+
     /// Registers a session, making room at the cap; the session registered under its
-    /// id (an earlier copy wins), or `None` if every session is busy.
+    /// name (an earlier copy wins), or `None` if every session is busy.
     pub(super) fn insert(&self, session: Arc<HttpSession>) -> Option<Arc<HttpSession>> {
         let now = self.now_ms();
         session.last_used_ms.store(now, Ordering::Relaxed);
         session.touched_ms.store(now, Ordering::Relaxed);
         let mut map = self.map.write().unwrap_or_else(PoisonError::into_inner);
-        if let Some(existing) = map.get(&session.id) {
+        if let Some(existing) = map.get(&session.name) {
             return Some(Arc::clone(existing));
         }
         if map.len() >= self.max {
@@ -142,22 +244,48 @@ impl Sessions {
                 .values()
                 .filter(|s| !s.busy())
                 .min_by_key(|s| s.last_used_ms.load(Ordering::Relaxed))
-                .map(|s| Arc::clone(&s.id));
-            match victim.and_then(|id| map.remove(&id)) {
+                .map(|s| Arc::clone(&s.name));
+            match victim.and_then(|name| map.remove(&name)) {
                 Some(old) => {
                     tracing::info!("session cap reached: ended the least recently used session");
                     old.end();
+                    self.end_everywhere(&old.name);
                 }
                 None => return None,
             }
         }
-        map.insert(Arc::clone(&session.id), Arc::clone(&session));
+        map.insert(Arc::clone(&session.name), Arc::clone(&session));
         Some(session)
     }
 
+    /// Deletes an evicted session from the store, so that no instance serves it again;
+    /// until that is done, this one refuses to load it back (and tries again at the next
+    /// expiry round).
+    fn end_everywhere(&self, name: &Arc<str>) {
+        let Some(store) = &self.store else { return };
+        {
+            let mut evicted = self.evicted.lock().unwrap_or_else(PoisonError::into_inner);
+            if evicted.len() >= MAX_EVICTED {
+                evicted.pop_front();
+            }
+            evicted.push_back(Arc::clone(name));
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (store, evicted, name) = (
+            Arc::clone(store),
+            Arc::downgrade(&self.evicted),
+            Arc::clone(name),
+        );
+        rt.spawn(async move {
+            delete_evicted(&*store, &evicted, &name).await;
+        });
+    }
+
     /// Ends this instance's copy of a session.
-    pub(super) fn remove(&self, id: &str) {
-        end_copy(&self.map, id);
+    pub(super) fn remove(&self, name: &str) {
+        end_copy(&self.map, name);
     }
 
     /// Whether a copy is still in use here (it would not expire now).
@@ -172,7 +300,8 @@ impl Sessions {
 
     /// Ends idle sessions; with a store, also keeps the stored copies of busy ones alive
     /// (a GET stream can stay open longer than the idle period), ending those deleted
-    /// elsewhere and re-creating those the store lost.
+    /// elsewhere and re-creating those the store lost, and deletes the evicted sessions
+    /// the store could not delete yet.
     pub(in crate::transport::http) fn expire(&self) {
         let now = self.now_ms();
         let mut map = self.map.write().unwrap_or_else(PoisonError::into_inner);
@@ -181,40 +310,59 @@ impl Sessions {
         let busy: Vec<String> = map
             .values()
             .filter(|s| s.busy())
-            .map(|s| s.id.to_string())
+            .map(|s| s.name.to_string())
             .collect();
         drop(map);
-        if let (false, Ok(rt)) = (busy.is_empty(), tokio::runtime::Handle::try_current()) {
-            let store = Arc::clone(store);
-            let map = Arc::downgrade(&self.map);
-            let reloads = self.reloads.get().cloned();
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let evicted: Vec<Arc<str>> = self
+            .evicted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect();
+        if !evicted.is_empty() {
+            let (store, pending) = (Arc::clone(store), Arc::downgrade(&self.evicted));
             rt.spawn(async move {
-                let found = match store.touch(&busy).await {
-                    Ok(found) => found,
-                    Err(e) => {
-                        tracing::debug!(error = %e, "cannot keep busy sessions alive in the store");
-                        return;
-                    }
-                };
-                for (id, found) in busy.iter().zip(found) {
-                    match found {
-                        Lookup::Found(()) => {}
-                        Lookup::Deleted => {
-                            tracing::debug!(session = %id, "session ended on another instance");
-                            if let Some(map) = map.upgrade() {
-                                end_copy(&map, id);
-                            }
-                        }
-                        // The reloader re-creates it from this copy.
-                        Lookup::Missing => {
-                            if let Some(q) = &reloads {
-                                let _ = q.try_send(Some(id.clone()));
-                            }
-                        }
-                    }
+                for name in evicted {
+                    delete_evicted(&*store, &pending, &name).await;
                 }
             });
         }
+        if busy.is_empty() {
+            return;
+        }
+        let store = Arc::clone(store);
+        let map = Arc::downgrade(&self.map);
+        let reloads = Arc::downgrade(&self.reloads);
+        rt.spawn(async move {
+            let found = match store.touch(&busy).await {
+                Ok(found) => found,
+                Err(e) => {
+                    tracing::debug!(error = %e, "cannot keep busy sessions alive in the store");
+                    return;
+                }
+            };
+            for (name, found) in busy.iter().zip(found) {
+                match found {
+                    Lookup::Found(()) => {}
+                    Lookup::Deleted => {
+                        tracing::debug!(session = %name, "session ended on another instance");
+                        if let Some(map) = map.upgrade() {
+                            end_copy(&map, name);
+                        }
+                    }
+                    // The reloader re-creates it from this copy.
+                    Lookup::Missing => {
+                        if let Some(r) = reloads.upgrade() {
+                            r.ask(Some(name));
+                        }
+                    }
+                }
+            }
+        });
     }
 
     fn expire_locked(&self, map: &mut HashMap<Arc<str>, Arc<HttpSession>>, now: u64) {
@@ -223,7 +371,7 @@ impl Sessions {
             let fresh = now.saturating_sub(s.last_used_ms.load(Ordering::Relaxed)) < idle;
             let keep = fresh || s.busy();
             if !keep {
-                tracing::debug!(session = %s.id, "session expired");
+                tracing::debug!(session = %s.name, "session expired");
                 s.end();
             }
             keep
@@ -238,12 +386,34 @@ impl Sessions {
     }
 }
 
-/// Ends the copy of session `id` in `map`, if there is one.
-fn end_copy(map: &Map, id: &str) {
+/// Deletes evicted session `name` from the store; once done, forgets that it was
+/// evicted (the store's tombstone says so from then on).
+async fn delete_evicted(
+    store: &dyn SessionStore,
+    evicted: &std::sync::Weak<Mutex<VecDeque<Arc<str>>>>,
+    name: &Arc<str>,
+) {
+    match store.delete(name).await {
+        Ok(()) => {
+            if let Some(evicted) = evicted.upgrade() {
+                evicted
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .retain(|e| e != name);
+            }
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot delete an evicted session from the store yet");
+        }
+    }
+}
+
+/// Ends the copy of session `name` in `map`, if there is one.
+fn end_copy(map: &Map, name: &str) {
     let removed = map
         .write()
         .unwrap_or_else(PoisonError::into_inner)
-        .remove(id);
+        .remove(name);
     if let Some(s) = removed {
         s.end();
     }
