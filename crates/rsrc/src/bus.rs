@@ -38,8 +38,6 @@ pub use store::{
     StoredEvent, StoredSession, StreamTail,
 };
 
-use crate::changes::Hub;
-
 /// A change as it travels between instances.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -80,23 +78,37 @@ pub trait ChangeBus: Send + Sync + 'static {
     /// Gives up every lease this instance holds, and takes none from now on: the
     /// instance is shutting down, and the others take over at once instead of waiting
     /// for the leases to expire.
-    fn leave(&self) -> crate::provider::BoxFuture<'_, ()> {
+    fn leave(&self) -> crate::future::BoxFuture<'_, ()> {
         Box::pin(std::future::ready(()))
     }
 }
 
+/// What a bus delivers the other instances' events to: the server's change hub.
+pub(crate) trait RemoteEvents: Send + Sync {
+    /// Another instance's event, for this instance's listeners and observers only.
+    fn deliver_remote(&self, event: BusEvent);
+    /// Changes under `prefix` may have been missed here.
+    fn resync_local(&self, prefix: &str);
+}
+
 /// Where a bus delivers the other instances' events: the server's change hub, held
 /// weakly (the hub holds the bus).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct BusSink {
-    hub: Weak<Hub>,
+    hub: Weak<dyn RemoteEvents>,
+}
+
+impl std::fmt::Debug for BusSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BusSink")
+            .field("alive", &(self.hub.strong_count() > 0))
+            .finish()
+    }
 }
 
 impl BusSink {
-    pub(crate) fn new(hub: &Arc<Hub>) -> Self {
-        BusSink {
-            hub: Arc::downgrade(hub),
-        }
+    pub(crate) fn new(hub: Weak<dyn RemoteEvents>) -> Self {
+        BusSink { hub }
     }
 
     /// Delivers another instance's event to this instance's listeners and observers;

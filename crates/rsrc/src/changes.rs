@@ -16,7 +16,7 @@
 //! - Locks: the hub's before a listener's, never the reverse; a listener's set and the
 //!   hub's entries change together.
 //! - With a [`ChangeBus`] (see [`crate::bus`]), a change published here also goes to the
-//!   other instances, and theirs arrive through [`Hub::deliver_remote`], which delivers
+//!   other instances, and theirs arrive through `Hub::deliver_remote`, which delivers
 //!   them here only: no event is ever forwarded twice.
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -29,7 +29,7 @@ use rsrc_protocol::methods::{ResourceListChanged, ResourceUpdated};
 use rsrc_protocol::resources::{EmptyNotificationParams, ResourceUpdatedParams};
 use tokio::sync::Notify;
 
-use crate::bus::{BusEvent, ChangeBus, Lease};
+use crate::bus::{BusEvent, BusSink, ChangeBus, Lease, RemoteEvents};
 use crate::context::Notifier;
 
 /// A provider's outlet for changes. Cheap to clone.
@@ -202,7 +202,8 @@ impl Hub {
             ..Hub::default()
         });
         if let Some(bus) = bus {
-            bus.attach(crate::bus::BusSink::new(&hub));
+            let sink: Weak<dyn RemoteEvents> = Arc::downgrade(&hub) as Weak<Hub>;
+            bus.attach(BusSink::new(sink));
         }
         hub
     }
@@ -242,47 +243,6 @@ impl Hub {
         self.observe(ChangeEvent::ListChanged);
         for l in self.list_listeners() {
             l.send_list_changed();
-        }
-    }
-
-    /// Changes under `prefix` may have been missed: this instance's list listeners hear
-    /// `list_changed`, and every subscription under `prefix` an update.
-    pub(crate) fn resync_local(&self, prefix: &str) {
-        self.observe(ChangeEvent::Resync(prefix));
-        for l in self.list_listeners() {
-            l.send_list_changed();
-        }
-        let subscribed: Vec<(String, Vec<Arc<Listener>>)> = lock(&self.state)
-            .by_uri
-            .iter()
-            .filter(|(uri, _)| uri.starts_with(prefix))
-            .map(|(uri, entries)| (uri.clone(), alive(entries)))
-            .collect();
-        for (uri, listeners) in subscribed {
-            for l in listeners {
-                l.send_updated(&uri);
-            }
-        }
-    }
-
-    /// Another instance's event, delivered here only.
-    pub(crate) fn deliver_remote(&self, event: BusEvent) {
-        match event {
-            BusEvent::Updated(uri) => self.updated(&uri),
-            BusEvent::ListChanged => self.list_changed(),
-            BusEvent::Resync(prefix) => self.resync_local(&prefix),
-            BusEvent::Signal(topic) => {
-                let handlers: Vec<_> = self
-                    .signals
-                    .read()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .get(&topic)
-                    .cloned()
-                    .unwrap_or_default();
-                for h in handlers {
-                    h();
-                }
-            }
         }
     }
 
@@ -517,6 +477,49 @@ impl Drop for Listener {
         }
         if self.lists.load(Ordering::Acquire) {
             st.lists.retain(|(id, _)| *id != self.id);
+        }
+    }
+}
+
+impl RemoteEvents for Hub {
+    /// Changes under `prefix` may have been missed: this instance's list listeners hear
+    /// `list_changed`, and every subscription under `prefix` an update.
+    fn resync_local(&self, prefix: &str) {
+        self.observe(ChangeEvent::Resync(prefix));
+        for l in self.list_listeners() {
+            l.send_list_changed();
+        }
+        let subscribed: Vec<(String, Vec<Arc<Listener>>)> = lock(&self.state)
+            .by_uri
+            .iter()
+            .filter(|(uri, _)| uri.starts_with(prefix))
+            .map(|(uri, entries)| (uri.clone(), alive(entries)))
+            .collect();
+        for (uri, listeners) in subscribed {
+            for l in listeners {
+                l.send_updated(&uri);
+            }
+        }
+    }
+
+    /// Another instance's event, delivered here only.
+    fn deliver_remote(&self, event: BusEvent) {
+        match event {
+            BusEvent::Updated(uri) => self.updated(&uri),
+            BusEvent::ListChanged => self.list_changed(),
+            BusEvent::Resync(prefix) => self.resync_local(&prefix),
+            BusEvent::Signal(topic) => {
+                let handlers: Vec<_> = self
+                    .signals
+                    .read()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .get(&topic)
+                    .cloned()
+                    .unwrap_or_default();
+                for h in handlers {
+                    h();
+                }
+            }
         }
     }
 }

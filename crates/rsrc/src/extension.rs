@@ -12,13 +12,13 @@ use std::future::Future;
 use std::sync::Arc;
 
 use rsrc_protocol::meta::RequestMeta;
-use rsrc_protocol::{Completion, Implementation};
+use rsrc_protocol::{CacheHint, Completion};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::context::RequestContext;
 use crate::error::ResourceError;
-use crate::provider::BoxFuture;
+use crate::future::BoxFuture;
 
 /// The capabilities the engine declares itself.
 pub(crate) const ENGINE_CAPABILITIES: [&str; 4] =
@@ -78,24 +78,20 @@ pub(crate) struct ExtensionParams {
     pub(crate) rest: Map<String, Value>,
 }
 
-/// An extension method's result, decorated for its revision.
+/// An extension method's or the tools bridge's result: the JSON its handler built, and
+/// the caching hint that applies to it, if any (fitted to its revision by the server's
+/// one fitting step).
 #[derive(Serialize)]
 #[serde(transparent)]
-pub(crate) struct ExtensionResult(pub(crate) Value);
+pub(crate) struct ExtensionResult {
+    pub(crate) value: Value,
+    #[serde(skip)]
+    pub(crate) cache: Option<CacheHint>,
+}
 
 impl ExtensionResult {
-    /// Adds `resultType` and `_meta.serverInfo` (2026-07-28) where the handler did not.
-    pub(crate) fn add_modern_members(&mut self, server: &Implementation) {
-        if let Value::Object(obj) = &mut self.0 {
-            obj.entry("resultType")
-                .or_insert_with(|| Value::String("complete".into()));
-            let meta = obj
-                .entry("_meta")
-                .or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(meta) = meta {
-                meta.entry(rsrc_protocol::meta::SERVER_INFO_KEY)
-                    .or_insert_with(|| serde_json::to_value(server).unwrap_or(Value::Null));
-            }
-        }
+    /// A result without a caching hint.
+    pub(crate) fn new(value: Value) -> Self {
+        ExtensionResult { value, cache: None }
     }
 }

@@ -50,7 +50,6 @@ use rsrc_protocol::Resource;
 use rsrc_protocol::resources::ListFilter;
 
 use crate::keyset::{self, Paged};
-use crate::provider::ListEntry;
 
 /// Most patterns in one field of a filter.
 pub const MAX_PATTERNS: usize = 32;
@@ -216,13 +215,6 @@ impl Filter {
     /// Whether `resource` matches.
     pub fn matches_resource(&self, resource: &Resource) -> bool {
         self.matches(&resource.name, &resource.uri)
-    }
-
-    /// Whether a listed entry matches (an entry that cannot be read back does not).
-    pub(crate) fn matches_entry(&self, entry: &ListEntry) -> bool {
-        entry
-            .name_and_uri(|name, uri| self.matches(name, uri))
-            .unwrap_or(false)
     }
 
     /// Whether some URI that starts with `prefix` could match `uriPatterns`: false only

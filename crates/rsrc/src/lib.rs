@@ -33,6 +33,7 @@ pub mod declare;
 mod error;
 mod extension;
 pub mod filter;
+mod future;
 #[doc(hidden)]
 pub mod fuzzing;
 mod keyring;
@@ -55,10 +56,11 @@ pub use context::{NotificationSink, Notifier, RequestContext};
 pub use error::{DeclareError, NotFound, ResourceError, TemplateError};
 pub use extension::PromptCompletion;
 pub use filter::Filter;
+pub use future::BoxFuture;
 pub use path::{InvalidPath, RelativePath};
 pub use provider::{
-    BoxFuture, CompleteRequest, IntoProvider, ListEntry, ListRequest, MAX_POSITION_BYTES, Page,
-    Provider, ProviderCapabilities, ReadOutput, SearchRequest,
+    CompleteRequest, IntoProvider, ListEntry, ListRequest, MAX_POSITION_BYTES, Page, Provider,
+    ProviderCapabilities, ReadOutput, SearchRequest,
 };
 pub use resource_set::{DEFAULT_COLLECTION_BUDGET, ResourceSet};
 /// Declares resources as the methods of one type; see [`declare`] and

@@ -18,7 +18,6 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use rsrc_protocol::{CacheHint, Completion, Resource, ResourceContents, ResourceTemplate};
@@ -29,6 +28,7 @@ use crate::changes::ChangeFeed;
 use crate::context::RequestContext;
 use crate::error::ResourceError;
 use crate::filter::Filter;
+use crate::future::BoxFuture;
 
 /// What a provider offers beyond listing, reading and completing templates.
 ///
@@ -82,9 +82,6 @@ impl<P: Provider> IntoProvider for P {
         Ok(self)
     }
 }
-
-/// A boxed, sendable future.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The most bytes a provider may put in a keyset position (enough for a path of
 /// `PATH_MAX` bytes and a few more).
@@ -149,6 +146,12 @@ impl ListEntry {
                 .ok()
                 .map(std::borrow::Cow::Owned),
         }
+    }
+
+    /// Whether the entry matches `filter` (an entry that cannot be read back does not).
+    pub(crate) fn matches(&self, filter: &Filter) -> bool {
+        self.name_and_uri(|name, uri| filter.matches(name, uri))
+            .unwrap_or(false)
     }
 
     /// `f(name, uri)` of the resource, read back without decoding the rest of an encoded

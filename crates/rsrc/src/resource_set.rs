@@ -32,11 +32,11 @@ use crate::changes::ChangeFeed;
 use crate::content::{Content, ContentKind, Representation};
 use crate::context::RequestContext;
 use crate::error::ResourceError;
+use crate::future::BoxFuture;
 use crate::keyset;
 use crate::options::Options;
 use crate::provider::{
-    BoxFuture, CompleteRequest, ListEntry, ListRequest, Page, Provider, ProviderCapabilities,
-    ReadOutput,
+    CompleteRequest, ListEntry, ListRequest, Page, Provider, ProviderCapabilities, ReadOutput,
 };
 use crate::template::{CompletionInput, TemplateResource, Vars};
 

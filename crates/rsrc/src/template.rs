@@ -23,10 +23,10 @@ use rsrc_uri_template::{Captures, Specificity, UriTemplate, Value};
 use crate::content::{Content, Representation};
 use crate::context::RequestContext;
 use crate::error::{ResourceError, TemplateError};
+use crate::future::BoxFuture;
 use crate::list_item::ListItem;
 use crate::options::Options;
 use crate::path::RelativePath;
-use crate::provider::BoxFuture;
 
 /// The variables a URI matched in a template, with typed access.
 #[derive(Debug, Clone)]

@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use crate::provider::BoxFuture;
+use crate::future::BoxFuture;
 
 /// POST streams of a session kept for replay, newest first: older ones are forgotten
 /// (on every instance, and in a [`SessionStore`]).

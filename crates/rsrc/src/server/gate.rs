@@ -15,12 +15,22 @@
 //! - A method that does not exist in the request's revision is `-32601`, whatever its
 //!   params; an unknown method is `-32601`, formatted for the revision the request speaks.
 //!
+//! - `initialize` settles on the revision it asks for if that is one spoken with
+//!   `initialize`, else the newest such, once per session (a second one is `-32600`).
+//! - A 2026-07-28 request's context (log level, client) is what its own `_meta` says;
+//!   a 2025 request's is what its session negotiated and set.
+//!
 //! Invariant: this is the only place that decides which revision a request is served
-//! under, or whether it is served at all; it reads nothing but its three inputs.
+//! under, whether it is served at all, and where its context comes from. [`decide`]
+//! reads nothing but its three inputs.
 
-use rsrc_protocol::ProtocolVersion;
+use std::sync::Arc;
+
+use rsrc_protocol::lifecycle::InitializeParams;
 use rsrc_protocol::meta::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, RequestMeta};
+use rsrc_protocol::{Implementation, LoggingLevel, ProtocolVersion};
 
+use super::session::{Carrier, Negotiated, Session};
 use crate::error::RequestError;
 
 /// Where a request arrives, and what its session has negotiated.
@@ -32,6 +42,15 @@ pub(crate) enum Place {
     LegacySession(Option<ProtocolVersion>),
     /// A stateless request (a 2026-07-28 HTTP POST): only per-request revisions.
     Stateless,
+}
+
+/// Where `session`'s requests arrive.
+pub(crate) fn place(session: &Session) -> Place {
+    match session.carrier() {
+        Carrier::Connection => Place::Connection(session.negotiated_version()),
+        Carrier::HttpSession => Place::LegacySession(session.negotiated_version()),
+        Carrier::Stateless => Place::Stateless,
+    }
 }
 
 /// The revision a request names in its `_meta`.
@@ -252,6 +271,54 @@ fn not_in(name: &str, v: ProtocolVersion) -> Decision {
     )
 }
 
+/// Settles `initialize` (which [`decide`] let through) on `session`: the revision it asks
+/// for if that is one spoken with `initialize`, else the newest such. Refused if the
+/// session already settled one.
+pub(crate) fn initialize(
+    session: &Session,
+    p: InitializeParams,
+) -> Result<ProtocolVersion, RequestError> {
+    let version = p
+        .protocol_version
+        .parse::<ProtocolVersion>()
+        .ok()
+        .filter(|v| !v.is_modern())
+        .unwrap_or(ProtocolVersion::LATEST_LEGACY);
+    let negotiated = Negotiated {
+        version,
+        client_info: p.client_info.map(Arc::new),
+        capabilities: Arc::new(p.capabilities),
+    };
+    if !session.negotiate(negotiated) {
+        return Err(RequestError::InvalidRequest(
+            "already initialized: initialize may be sent only once per session".into(),
+        ));
+    }
+    tracing::debug!(requested = %p.protocol_version, %version, "initialized");
+    Ok(version)
+}
+
+/// The log level and the client of a request served under `version`: what its own
+/// `_meta` says in 2026-07-28, where nothing is remembered between requests; what its
+/// session negotiated and set in the 2025 revisions.
+pub(crate) fn context(
+    version: ProtocolVersion,
+    meta: Option<&RequestMeta>,
+    session: &Session,
+) -> (Option<LoggingLevel>, Option<Arc<Implementation>>) {
+    if version.is_modern() {
+        (
+            meta.and_then(|m| m.log_level),
+            meta.and_then(|m| m.client_info.clone()).map(Arc::new),
+        )
+    } else {
+        (
+            session.log_level(),
+            session.negotiated().and_then(|n| n.client_info.clone()),
+        )
+    }
+}
+
 /// What a request with params that did not decode gets: the gate's refusal if the method
 /// does not exist in its revision (whatever the params), else `-32602`, formatted for the
 /// revision it would have been served under.
@@ -414,6 +481,66 @@ mod tests {
     fn an_unknown_revision_is_unsupported() {
         let d = decide(Place::Stateless, Asked::Unknown("2099-01-01"), READ);
         assert_eq!(code(&d), Some(-32022));
+    }
+
+    fn initialize_params(version: &str, client: &str) -> InitializeParams {
+        serde_json::from_value(serde_json::json!({
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": client, "version": "1"},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn initialize_settles_a_spoken_revision_once_per_session() {
+        let session = Session::new(crate::context::Notifier::discard());
+        assert_eq!(
+            initialize(&session, initialize_params("2025-06-18", "a")),
+            Ok(ProtocolVersion::V2025_06_18)
+        );
+        assert_eq!(
+            place(&session),
+            Place::Connection(Some(ProtocolVersion::V2025_06_18))
+        );
+        let again = initialize(&session, initialize_params("2025-11-25", "b"));
+        assert!(
+            matches!(again, Err(RequestError::InvalidRequest(_))),
+            "{again:?}"
+        );
+        assert_eq!(
+            session.negotiated_version(),
+            Some(ProtocolVersion::V2025_06_18)
+        );
+        // A revision not spoken with initialize (2026-07-28, or unknown) gets the newest
+        // one that is.
+        for asked in ["2026-07-28", "2099-01-01"] {
+            let fresh = Session::new(crate::context::Notifier::discard());
+            assert_eq!(
+                initialize(&fresh, initialize_params(asked, "c")),
+                Ok(ProtocolVersion::LATEST_LEGACY)
+            );
+        }
+    }
+
+    #[test]
+    fn a_request_context_comes_from_its_own_meta_in_2026_and_from_the_session_before() {
+        let session = Session::new(crate::context::Notifier::discard());
+        initialize(&session, initialize_params("2025-11-25", "negotiated")).unwrap();
+        session.set_log_level(LoggingLevel::Error);
+        let meta = RequestMeta {
+            log_level: Some(LoggingLevel::Debug),
+            client_info: Some(Implementation::new("per-request", "1")),
+            ..RequestMeta::default()
+        };
+        let (level, client) = context(V26, Some(&meta), &session);
+        assert_eq!(level, Some(LoggingLevel::Debug));
+        assert_eq!(client.unwrap().name, "per-request");
+        let (level, client) = context(V25, Some(&meta), &session);
+        assert_eq!(level, Some(LoggingLevel::Error));
+        assert_eq!(client.unwrap().name, "negotiated");
+        let (level, client) = context(V26, None, &session);
+        assert_eq!((level, client), (None, None));
     }
 
     #[test]

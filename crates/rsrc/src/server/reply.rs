@@ -15,7 +15,6 @@
 use bytes::Bytes;
 use rsrc_protocol::jsonrpc::{self, ErrorCode, ErrorObject, RequestId};
 use rsrc_protocol::resources::{Deferred, push_json_escaped};
-use rsrc_protocol::{Implementation, ProtocolVersion, ResultMeta, ResultType};
 
 use crate::budget::Reservation;
 
@@ -94,71 +93,6 @@ impl EncodeResult for rsrc_protocol::resources::ReadResourceResult {
                 rsrc_protocol::Body::Blob(b) => b.len().div_ceil(3) * 4,
             } + 512)
             .sum()
-    }
-}
-
-/// A result fitted to the revision of its request, in one place for every method: a
-/// 2026-07-28 result carries `resultType` and `_meta.serverInfo`; a result of the 2025
-/// revisions carries neither, nor the caching members (`ttlMs`, `cacheScope`) that
-/// handlers always fill in from the provider's hint or the server's default.
-pub(crate) trait Fit {
-    fn fit(&mut self, version: ProtocolVersion, server: &Implementation);
-}
-
-macro_rules! fit {
-    (@cached $($t:ty),*) => {$(
-        impl Fit for $t {
-            fn fit(&mut self, version: ProtocolVersion, server: &Implementation) {
-                if version.is_modern() {
-                    self.result_type = Some(ResultType::COMPLETE);
-                    self.meta.get_or_insert_with(ResultMeta::default).server_info =
-                        Some(server.clone());
-                } else {
-                    self.ttl_ms = None;
-                    self.cache_scope = None;
-                }
-            }
-        }
-    )*};
-    (@plain $($t:ty),*) => {$(
-        impl Fit for $t {
-            fn fit(&mut self, version: ProtocolVersion, server: &Implementation) {
-                if version.is_modern() {
-                    self.result_type = Some(ResultType::COMPLETE);
-                    self.meta.get_or_insert_with(ResultMeta::default).server_info =
-                        Some(server.clone());
-                }
-            }
-        }
-    )*};
-}
-
-fit!(@cached
-    rsrc_protocol::lifecycle::DiscoverResult,
-    rsrc_protocol::resources::ListResourcesResult<crate::provider::ListEntry>,
-    rsrc_protocol::resources::ListResourceTemplatesResult,
-    rsrc_protocol::resources::ReadResourceResult
-);
-fit!(@plain
-    rsrc_protocol::lifecycle::EmptyResult,
-    rsrc_protocol::resources::ResourceMetadataResult,
-    rsrc_protocol::completion::CompleteResult
-);
-
-impl Fit for rsrc_protocol::subscriptions::SubscriptionsListenResult {
-    fn fit(&mut self, version: ProtocolVersion, server: &Implementation) {
-        if version.is_modern() {
-            self.result_type = Some(ResultType::COMPLETE);
-            self.meta.server_info = Some(server.clone());
-        }
-    }
-}
-
-impl Fit for crate::extension::ExtensionResult {
-    fn fit(&mut self, version: ProtocolVersion, server: &Implementation) {
-        if version.is_modern() {
-            self.add_modern_members(server);
-        }
     }
 }
 

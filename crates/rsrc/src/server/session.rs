@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::changes::Listener;
 use crate::context::Notifier;
 
-/// The outcome of a legacy `initialize`.
+/// The outcome of a legacy `initialize` (settled by the gate).
 #[derive(Debug, Clone)]
 pub(crate) struct Negotiated {
     pub(crate) version: ProtocolVersion,
@@ -33,7 +33,7 @@ pub(crate) struct Negotiated {
 
 /// What carries a session's requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Carrier {
     /// A connection (stdio, a socket, in memory): both eras.
     Connection,
     /// A legacy Streamable HTTP session.
@@ -47,7 +47,7 @@ enum Kind {
 #[derive(Debug)]
 pub struct Session {
     /// Where its requests arrive, for the gate.
-    kind: Kind,
+    kind: Carrier,
     negotiated: OnceLock<Negotiated>,
     initialized: AtomicBool,
     log_level: Mutex<Option<LoggingLevel>>,
@@ -66,23 +66,23 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Session {
     /// A fresh session whose notifications go to `notifier`.
     pub fn new(notifier: Notifier) -> Self {
-        Session::build(notifier, Kind::Connection)
+        Session::build(notifier, Carrier::Connection)
     }
 
     /// A session for one stateless request (a 2026-07-28 HTTP POST): every request must
     /// carry its revision in `_meta`, and the `initialize` handshake does not exist.
     pub fn stateless(notifier: Notifier) -> Self {
-        Session::build(notifier, Kind::Stateless)
+        Session::build(notifier, Carrier::Stateless)
     }
 
     /// A legacy Streamable HTTP session: the 2025 revisions only (a 2026-07-28 request
     /// travels with its own `MCP-Protocol-Version`, outside any session).
     #[cfg(feature = "http")]
     pub(crate) fn http(notifier: Notifier) -> Self {
-        Session::build(notifier, Kind::HttpSession)
+        Session::build(notifier, Carrier::HttpSession)
     }
 
-    fn build(notifier: Notifier, kind: Kind) -> Self {
+    fn build(notifier: Notifier, kind: Carrier) -> Self {
         Session {
             kind,
             negotiated: OnceLock::new(),
@@ -115,17 +115,12 @@ impl Session {
 
     /// Whether this session serves only per-request (2026-07-28) requests.
     pub fn is_stateless(&self) -> bool {
-        self.kind == Kind::Stateless
+        self.kind == Carrier::Stateless
     }
 
-    /// Where the gate sees this session's requests arrive.
-    pub(crate) fn place(&self) -> super::gate::Place {
-        use super::gate::Place;
-        match self.kind {
-            Kind::Connection => Place::Connection(self.negotiated_version()),
-            Kind::HttpSession => Place::LegacySession(self.negotiated_version()),
-            Kind::Stateless => Place::Stateless,
-        }
+    /// What carries this session's requests (the gate places them by it).
+    pub(crate) fn carrier(&self) -> Carrier {
+        self.kind
     }
 
     /// The legacy revision negotiated by `initialize`, if any.
@@ -137,7 +132,8 @@ impl Session {
         self.negotiated.get()
     }
 
-    /// Records the outcome of `initialize`; `false` if one was already recorded.
+    /// Records the outcome of `initialize` (the gate's, [`super::gate::initialize`]);
+    /// `false` if one was already recorded.
     pub(crate) fn negotiate(&self, n: Negotiated) -> bool {
         self.negotiated.set(n).is_ok()
     }

@@ -30,7 +30,7 @@ use tokio::sync::mpsc;
 
 use super::lines::{Frame, LineReader};
 use crate::context::Notifier;
-use crate::provider::BoxFuture;
+use crate::future::BoxFuture;
 use crate::server::{Handled, Reply, Server, Session, Streaming};
 
 /// Limits of one stream connection.

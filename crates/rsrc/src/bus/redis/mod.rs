@@ -526,7 +526,7 @@ impl ChangeBus for RedisBus {
         Lease::until(state)
     }
 
-    fn leave(&self) -> crate::provider::BoxFuture<'_, ()> {
+    fn leave(&self) -> crate::future::BoxFuture<'_, ()> {
         Box::pin(leases::give_up(&self.shared))
     }
 

@@ -8,7 +8,7 @@ use rsrc_protocol::completion::{CompleteParams, CompleteResult, Completion, Refe
 use crate::context::RequestContext;
 use crate::error::RequestError;
 use crate::extension::{ExtensionParams, ExtensionResult, PromptCompletion};
-use crate::provider::BoxFuture;
+use crate::future::BoxFuture;
 use crate::provider::CompleteRequest;
 use crate::server::Server;
 
@@ -20,7 +20,7 @@ pub(in crate::server) async fn complete(
     let template = match &p.reference {
         Reference::Resource { uri } => uri,
         Reference::Prompt { name, .. } => {
-            let Some(complete) = &srv.state.prompt_completer else {
+            let Some(complete) = srv.prompt_completer() else {
                 return Err(RequestError::InvalidParams(format!(
                     "unknown prompt {name:?}: this server offers no prompts"
                 )));
@@ -36,8 +36,7 @@ pub(in crate::server) async fn complete(
         }
     };
     let Some((index, _)) = srv
-        .state
-        .templates
+        .templates()
         .iter()
         .find(|(_, t)| t.uri_template == *template)
     else {
@@ -45,7 +44,7 @@ pub(in crate::server) async fn complete(
             "unknown resource template {template:?}"
         )));
     };
-    let mount = &srv.state.router.mounts[usize::from(*index)];
+    let mount = &srv.mounts()[usize::from(*index)];
     let context = p.context.and_then(|c| c.arguments).unwrap_or_default();
     let completion = mount
         .provider
@@ -90,10 +89,10 @@ pub(in crate::server) fn extension(
     let method = method.to_owned();
     move |srv: Server, ctx: RequestContext, p: ExtensionParams| {
         Box::pin(async move {
-            let Some(handler) = srv.state.methods.get(&method).cloned() else {
+            let Some(handler) = srv.extension_method(&method) else {
                 return Err(RequestError::MethodNotFound(method));
             };
-            Ok(ExtensionResult(handler(ctx, p.rest).await?))
+            Ok(ExtensionResult::new(handler(ctx, p.rest).await?))
         })
     }
 }

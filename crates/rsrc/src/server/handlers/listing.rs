@@ -15,7 +15,7 @@ use rsrc_protocol::resources::{
 };
 use rsrc_protocol::{CacheHint, CacheScope};
 
-use super::{canonicalize, check_position, mount_for};
+use super::{canonicalize, check_position};
 use crate::context::RequestContext;
 use crate::cursor::{self, InvalidCursor, ListKind};
 use crate::error::RequestError;
@@ -59,7 +59,7 @@ pub(in crate::server) async fn list(
         canonicalize(&srv, uri)?;
     }
     let filter = compile_filter(p.filter.as_ref())?;
-    let limit = srv.state.config.page_size;
+    let limit = srv.config().page_size;
     let (mut resources, next_cursor, hint) = listing(
         &srv,
         &ctx,
@@ -70,7 +70,7 @@ pub(in crate::server) async fn list(
     )
     .await?;
     resources.iter_mut().for_each(ListEntry::normalize_kind);
-    let hint = hint.unwrap_or(srv.state.config.list_cache);
+    let hint = hint.unwrap_or(srv.config().list_cache);
     Ok(ListResourcesResult {
         resources,
         next_cursor,
@@ -172,7 +172,7 @@ impl Fill<'_> {
                 None => self.resources.extend(page.resources),
                 Some(f) => self
                     .resources
-                    .extend(page.resources.into_iter().filter(|e| f.matches_entry(e))),
+                    .extend(page.resources.into_iter().filter(|e| e.matches(f))),
             }
             let Some(pos) = page.next else {
                 return Ok(None);
@@ -194,8 +194,8 @@ async fn list_default(
     cursor: Option<&str>,
     fill: &mut Fill<'_>,
 ) -> Result<Option<String>, RequestError> {
-    let mounts = &srv.state.router.mounts;
-    let sealer = &srv.state.sealer;
+    let mounts = srv.mounts();
+    let sealer = srv.sealer();
     let scope = cursor::scope("", fill.filter);
     // A position is empty for "the start of this mount", else 1 followed by the
     // provider's bytes.
@@ -246,8 +246,8 @@ async fn list_children(
     cursor: Option<&str>,
     fill: &mut Fill<'_>,
 ) -> Result<Option<String>, RequestError> {
-    let (index, mount) = mount_for(srv, uri)?;
-    let sealer = &srv.state.sealer;
+    let (index, mount) = srv.route(uri)?;
+    let sealer = srv.sealer();
     let scope = cursor::scope(uri, fill.filter);
     let after = match cursor {
         None => None,
@@ -270,8 +270,7 @@ pub(in crate::server) async fn templates(
 ) -> Result<ListResourceTemplatesResult, RequestError> {
     let filter = compile_filter(p.filter.as_ref())?;
     let all: Vec<_> = srv
-        .state
-        .templates
+        .templates()
         .iter()
         .map(|(_, t)| t)
         .filter(|t| {
@@ -284,7 +283,7 @@ pub(in crate::server) async fn templates(
     let start = match p.cursor.as_deref() {
         None => 0,
         Some(c) => {
-            let (_, inner) = srv.state.sealer.open(c, ListKind::Templates, &scope)?;
+            let (_, inner) = srv.sealer().open(c, ListKind::Templates, &scope)?;
             let offset = <[u8; 4]>::try_from(inner.as_slice()).map_err(|_| InvalidCursor)?;
             let offset = u32::from_be_bytes(offset) as usize;
             if offset > all.len() {
@@ -293,13 +292,12 @@ pub(in crate::server) async fn templates(
             offset
         }
     };
-    let end = all.len().min(start + srv.state.config.page_size);
+    let end = all.len().min(start + srv.config().page_size);
     let next_cursor = (end < all.len()).then(|| {
-        srv.state
-            .sealer
+        srv.sealer()
             .seal(ListKind::Templates, &scope, 0, &(end as u32).to_be_bytes())
     });
-    let hint = srv.state.config.templates_cache;
+    let hint = srv.config().templates_cache;
     Ok(ListResourceTemplatesResult {
         resource_templates: all[start..end].iter().map(|&t| t.clone()).collect(),
         next_cursor,

@@ -2,7 +2,8 @@
 //! knows the revision) and returns the typed result, with the caching hint that applies
 //! (the provider's, else the server's default); fitting the result to the revision
 //! (`resultType`, `_meta.serverInfo`, and dropping the caching members before 2026-07-28)
-//! is done once for every method by the dispatcher ([`Fit`](super::reply::Fit)).
+//! is done once for every method by the dispatcher ([`Fit`](super::fit::Fit)). Handlers
+//! reach the engine through its inside API (`inside.rs`).
 //!
 //! Invariants:
 //! - Every URI from a client is validated before a provider sees it.
@@ -23,9 +24,7 @@ pub(super) use listing::{directory_read, list, listing, templates};
 pub(super) use read::{metadata, read};
 pub(super) use subscriptions::{listen, listener_of, subscribe, unsubscribe};
 
-use rsrc_protocol::{CacheHint, CacheScope, ProtocolVersion};
-
-use super::{Mount, Server};
+use super::Server;
 use crate::cursor::InvalidCursor;
 use crate::error::{RequestError, ResourceError};
 use crate::provider::MAX_POSITION_BYTES;
@@ -36,41 +35,17 @@ impl From<InvalidCursor> for RequestError {
     }
 }
 
-/// `ttlMs` and `cacheScope` of a result in revision `v` (for results that are not typed,
-/// such as the tools bridge's).
-pub(super) fn cache_fields(
-    v: ProtocolVersion,
-    hint: CacheHint,
-) -> (Option<u64>, Option<CacheScope>) {
-    if v.is_modern() {
-        (Some(hint.ttl_ms), Some(hint.scope))
-    } else {
-        (None, None)
-    }
-}
-
 /// Maps a client's URI (or IRI) to the URI every provider and subscription sees
-/// (RFC 3987 §3.1), and validates it.
+/// (RFC 3987 §3.1), and validates it: the one check of a client's URI, made before
+/// [`Server::route`] or a provider sees it.
 pub(super) fn canonicalize(srv: &Server, uri: &mut String) -> Result<(), RequestError> {
     if let std::borrow::Cow::Owned(mapped) = crate::uri::to_uri(uri)
         .map_err(|reason| RequestError::from(ResourceError::invalid_uri(uri.as_str(), reason)))?
     {
         *uri = mapped;
     }
-    check_uri(srv, uri)
-}
-
-fn check_uri(srv: &Server, uri: &str) -> Result<(), RequestError> {
-    crate::uri::validate(uri, srv.state.config.max_uri_len)
-        .map_err(|reason| ResourceError::invalid_uri(uri, reason).into())
-}
-
-fn mount_for<'s>(srv: &'s Server, uri: &str) -> Result<(u16, &'s Mount), RequestError> {
-    check_uri(srv, uri)?;
-    srv.state
-        .router
-        .resolve(uri)
-        .ok_or_else(|| ResourceError::not_found(uri).into())
+    crate::uri::validate(uri, srv.config().max_uri_len)
+        .map_err(|reason| ResourceError::invalid_uri(uri.as_str(), reason).into())
 }
 
 pub(super) fn check_position(pos: &[u8]) -> Result<(), RequestError> {

@@ -7,7 +7,7 @@ use rsrc_protocol::resources::{
     ReadResourceParams, ReadResourceResult, ResourceMetadataResult, ResourceParams,
 };
 
-use super::{canonicalize, mount_for};
+use super::canonicalize;
 use crate::context::RequestContext;
 use crate::error::RequestError;
 use crate::server::Server;
@@ -18,7 +18,7 @@ pub(in crate::server) async fn read(
     mut p: ReadResourceParams,
 ) -> Result<ReadResourceResult, RequestError> {
     canonicalize(&srv, &mut p.uri)?;
-    let (_, mount) = mount_for(&srv, &p.uri)?;
+    let (_, mount) = srv.route(&p.uri)?;
     let mut out = mount.provider.read(&ctx, &p.uri).await?;
     if out.contents.is_empty() {
         // Only a collection may read as empty; never answer "exists, empty" for anything
@@ -34,7 +34,7 @@ pub(in crate::server) async fn read(
     for c in &mut out.contents {
         c.resource.normalize_kind();
     }
-    let hint = out.cache.unwrap_or(srv.state.config.read_cache);
+    let hint = out.cache.unwrap_or(srv.config().read_cache);
     Ok(ReadResourceResult {
         contents: out.contents,
         result_type: None,
@@ -50,7 +50,7 @@ pub(in crate::server) async fn metadata(
     mut p: ResourceParams,
 ) -> Result<ResourceMetadataResult, RequestError> {
     canonicalize(&srv, &mut p.uri)?;
-    let (_, mount) = mount_for(&srv, &p.uri)?;
+    let (_, mount) = srv.route(&p.uri)?;
     let mut resource = mount.provider.metadata(&ctx, &p.uri).await?;
     resource.normalize_kind();
     Ok(ResourceMetadataResult {

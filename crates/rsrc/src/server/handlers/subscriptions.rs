@@ -18,8 +18,7 @@ use rsrc_protocol::subscriptions::{
     SubscriptionsListenResult,
 };
 
-use super::lifecycle::{offers_subscriptions, publishes_list_changes};
-use super::{canonicalize, mount_for};
+use super::canonicalize;
 use crate::changes::{Listener, TooMany};
 use crate::context::RequestContext;
 use crate::error::RequestError;
@@ -28,13 +27,7 @@ use crate::server::session::Session;
 
 /// The session's listener, made on first use.
 pub(in crate::server) fn listener_of<'s>(srv: &Server, session: &'s Session) -> &'s Arc<Listener> {
-    session.listener(|| {
-        srv.state.hub.listener(
-            session.notifier().clone(),
-            None,
-            srv.state.config.max_subscriptions,
-        )
-    })
+    session.listener(|| srv.listener(session.notifier().clone(), None))
 }
 
 /// Checks that `uri` can be subscribed to: a well-formed URI, served by a provider
@@ -44,7 +37,7 @@ async fn check_subscribable(
     ctx: &RequestContext,
     uri: &str,
 ) -> Result<(), RequestError> {
-    let (_, mount) = mount_for(srv, uri)?;
+    let (_, mount) = srv.route(uri)?;
     if !mount.provider.capabilities().subscribe {
         return Err(RequestError::InvalidParams(format!(
             "{uri} does not support subscriptions"
@@ -56,7 +49,7 @@ async fn check_subscribable(
 
 /// Refuses `method` as unknown when no provider offers subscriptions.
 fn subscriptions_offered(srv: &Server, method: &str) -> Result<(), RequestError> {
-    if offers_subscriptions(srv) {
+    if srv.offers_subscriptions() {
         Ok(())
     } else {
         Err(RequestError::MethodNotFound(format!(
@@ -106,14 +99,14 @@ pub(in crate::server) async fn listen(
 ) -> Result<SubscriptionsListenResult, RequestError> {
     let id = ctx.request_id().clone();
     let wanted = p.notifications;
-    let max = srv.state.config.max_subscriptions;
+    let max = srv.config().max_subscriptions;
     let mut accepted = SubscriptionFilter::default();
-    if wanted.resources_list_changed == Some(true) && publishes_list_changes(&srv) {
+    if wanted.resources_list_changed == Some(true) && srv.publishes_list_changes() {
         accepted.resources_list_changed = Some(true);
     }
     if let Some(uris) = wanted.resource_subscriptions {
         let mut ok = Vec::new();
-        if offers_subscriptions(&srv) {
+        if srv.offers_subscriptions() {
             for uri in uris {
                 if ok.len() == max {
                     break;
@@ -131,10 +124,7 @@ pub(in crate::server) async fn listen(
         }
         accepted.resource_subscriptions = Some(ok);
     }
-    let listener = srv
-        .state
-        .hub
-        .listener(ctx.notifier().clone(), Some(id.clone()), max);
+    let listener = srv.listener(ctx.notifier().clone(), Some(id.clone()));
     // The acknowledgement goes out before anything can be delivered.
     ctx.notifier()
         .notify::<SubscriptionsAcknowledged>(&SubscriptionsAcknowledgedParams {

@@ -122,19 +122,15 @@ impl Default for ToolsConfig {
 /// `tools/list`.
 pub(super) async fn list(
     srv: Server,
-    ctx: RequestContext,
+    _ctx: RequestContext,
     _p: ExtensionParams,
 ) -> Result<ExtensionResult, RequestError> {
     let config = srv.tools_config()?;
-    let mut result = json!({"tools": definitions(config)});
     // The tools change only with the server: cached like the templates.
-    let (ttl_ms, scope) =
-        handlers::cache_fields(ctx.protocol_version(), srv.config().templates_cache);
-    if let (Some(ttl_ms), Some(scope)) = (ttl_ms, scope) {
-        result["ttlMs"] = ttl_ms.into();
-        result["cacheScope"] = json!(scope);
-    }
-    Ok(ExtensionResult(result))
+    Ok(ExtensionResult {
+        value: json!({"tools": definitions(config)}),
+        cache: Some(srv.config().templates_cache),
+    })
 }
 
 /// `tools/call`.
@@ -174,7 +170,7 @@ pub(super) async fn call(
         }
     };
     let result = outcome.unwrap_or_else(|e| failure(&e, v));
-    Ok(ExtensionResult(result))
+    Ok(ExtensionResult::new(result))
 }
 
 /// A tool's failure: `isError` with the message the resource method would give.

@@ -31,8 +31,8 @@ pub(super) async fn search_resources(
     }
     // A cursor continues the same search only.
     let scope = words.join(" ");
-    let sealer = &srv.state.sealer;
-    let mounts = &srv.state.router.mounts;
+    let sealer = srv.sealer();
+    let mounts = srv.mounts();
     // A position is empty for "the start of this mount", else 1 and the provider's bytes.
     let (mut index, mut after) = match string_arg(args, "cursor")? {
         None => (0u16, None),

@@ -19,7 +19,7 @@ use rsrc_protocol::jsonrpc::{self, ErrorCode, ErrorObject, RequestId};
 use tokio::sync::mpsc;
 
 use super::sse;
-use crate::provider::BoxFuture;
+use crate::future::BoxFuture;
 use crate::server::Reply;
 
 const ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");

@@ -50,8 +50,8 @@ use crate::bus::{
     Claim, Keep, Lookup, Revision, SessionChanged, SessionState, SessionStore, StoreError,
     StoredEvent, StoredSession, StreamTail,
 };
+use crate::future::BoxFuture;
 use crate::keyring::{Keyring, TAG_LEN, feed};
-use crate::provider::BoxFuture;
 use logs::{Entry, LOG_QUEUE, PendingEnds, write_logs};
 use scripts::Scripts;
 

@@ -1,0 +1,338 @@
+//! [`ServerBuilder`]: how a [`Server`] is put together, its [`ServerConfig`], and every
+//! check made before it serves ([`BuildError`]).
+//!
+//! Invariant: a built server is consistent: no two mounts share a prefix, no limit is
+//! zero, no declaration is invalid, and no extension method or capability shadows the
+//! engine's (or the tools bridge's, when it is on).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use rsrc_protocol::{CacheHint, CacheScope, Completion, Implementation};
+
+use super::inside::{AddOns, Core, ServerState};
+use super::{Router, Server, ToolsConfig, dispatch, tools};
+use crate::budget::ByteBudget;
+use crate::bus::ChangeBus;
+use crate::changes::Hub;
+use crate::context::RequestContext;
+use crate::cursor::CursorSealer;
+use crate::error::{DeclareError, ResourceError};
+use crate::extension::{self, PromptCompletion};
+use crate::provider::IntoProvider;
+
+/// Why a server could not be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Two providers were mounted at the same prefix.
+    DuplicatePrefix(String),
+    /// More providers than a cursor can address.
+    TooManyMounts,
+    /// A limit was set to zero.
+    ZeroLimit(&'static str),
+    /// An extension method has the name of a method the engine serves.
+    ReservedMethod(String),
+    /// An extension capability has the name of one the engine declares.
+    ReservedCapability(String),
+    /// A declared provider is invalid (see [`IntoProvider`]).
+    Declaration {
+        /// Where it was mounted.
+        prefix: String,
+        /// What is wrong with it.
+        error: DeclareError,
+    },
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::DuplicatePrefix(p) => write!(f, "two providers are mounted at {p:?}"),
+            BuildError::TooManyMounts => f.write_str("more than 65535 providers are mounted"),
+            BuildError::ZeroLimit(what) => write!(f, "{what} must be greater than zero"),
+            BuildError::ReservedMethod(m) => write!(f, "{m} is served by the engine"),
+            BuildError::ReservedCapability(c) => {
+                write!(f, "the {c} capability is declared by the engine")
+            }
+            BuildError::Declaration { prefix, error } => {
+                write!(f, "the provider mounted at {prefix:?} is invalid: {error}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// Limits and defaults of a server.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Resources per `resources/list` page and templates per `resources/templates/list`
+    /// page (default 1000).
+    pub page_size: usize,
+    /// Longest URI accepted, in bytes (default 16 KiB: a percent-encoded path of
+    /// `PATH_MAX` bytes fits).
+    pub max_uri_len: usize,
+    /// Caching hint of listings when the provider gives none (default: immediately stale,
+    /// private).
+    pub list_cache: CacheHint,
+    /// Caching hint of reads when the provider gives none (default: immediately stale,
+    /// private).
+    pub read_cache: CacheHint,
+    /// Caching hint of `resources/templates/list` (default: 5 minutes, public).
+    pub templates_cache: CacheHint,
+    /// Caching hint of `server/discover` (default: 1 hour, public).
+    pub discover_cache: CacheHint,
+    /// Most resources one session, or one `subscriptions/listen` stream, may subscribe
+    /// to (default 4096).
+    pub max_subscriptions: usize,
+    /// Content bytes all requests together may hold: content read for them and large
+    /// responses not yet written out (default 256 MiB). Beyond it, reads wait for room.
+    /// See [`RequestContext::reserve`].
+    pub read_budget: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            page_size: 1000,
+            max_uri_len: 16 * 1024,
+            list_cache: CacheHint::NO_STORE,
+            read_cache: CacheHint::NO_STORE,
+            templates_cache: CacheHint::new(5 * 60 * 1000, CacheScope::Public),
+            discover_cache: CacheHint::new(60 * 60 * 1000, CacheScope::Public),
+            max_subscriptions: 4096,
+            read_budget: 256 * 1024 * 1024,
+        }
+    }
+}
+
+/// Builds a [`Server`].
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    router: Router,
+    config: ServerConfig,
+    cursor_keys: Vec<[u8; 32]>,
+    bus: Option<Arc<dyn ChangeBus>>,
+    add_ons: AddOns,
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("info", &self.info)
+            .field("router", &self.router)
+            .field("methods", &self.add_ons.methods.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerBuilder {
+    pub(super) fn new(info: Implementation) -> Self {
+        ServerBuilder {
+            info,
+            instructions: None,
+            router: Router::new(),
+            config: ServerConfig::default(),
+            cursor_keys: Vec::new(),
+            bus: None,
+            add_ons: AddOns::default(),
+        }
+    }
+
+    /// Sets the instructions for the model, sent in `initialize` and `server/discover`.
+    #[must_use]
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// Mounts a provider (see [`Router::mount`]).
+    #[must_use]
+    pub fn mount<P: IntoProvider>(mut self, prefix: impl Into<String>, provider: P) -> Self {
+        self.router = self.router.mount(prefix, provider);
+        self
+    }
+
+    /// Uses `router` for every mount made so far and after.
+    #[must_use]
+    pub fn router(mut self, router: Router) -> Self {
+        self.router.mounts.extend(router.mounts);
+        self.router.invalid.extend(router.invalid);
+        self
+    }
+
+    /// Replaces the configuration.
+    #[must_use]
+    pub fn config(mut self, config: ServerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Serves `method`, which the engine does not know, with `handler`: it gets the
+    /// params (without `_meta`) and returns the result object. For an application that
+    /// offers more than resources (say `tools/list`); declare the matching capability
+    /// with [`ServerBuilder::capability`].
+    #[must_use]
+    pub fn method<F, Fut>(mut self, method: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(RequestContext, serde_json::Map<String, serde_json::Value>) -> Fut
+            + Send
+            + Sync
+            + 'static,
+        Fut: Future<Output = Result<serde_json::Value, ResourceError>> + Send + 'static,
+    {
+        self.add_ons
+            .methods
+            .insert(method.into(), extension::method_handler(handler));
+        self
+    }
+
+    /// Declares a capability beyond those of the engine (e.g. `"prompts"`, `{}`).
+    #[must_use]
+    pub fn capability(mut self, name: impl Into<String>, value: serde_json::Value) -> Self {
+        self.add_ons.capabilities.insert(name.into(), value);
+        self
+    }
+
+    /// Declares extension `id` (e.g. `io.modelcontextprotocol/skills`) with its
+    /// `settings` under `capabilities.extensions`; serve its methods with
+    /// [`ServerBuilder::method`].
+    #[must_use]
+    pub fn extension(mut self, id: impl Into<String>, settings: serde_json::Value) -> Self {
+        self.add_ons.extensions.insert(id.into(), settings);
+        self
+    }
+
+    /// Completes prompt arguments (`completion/complete` with `ref/prompt`).
+    #[must_use]
+    pub fn prompt_completion<F, Fut>(mut self, complete: F) -> Self
+    where
+        F: Fn(RequestContext, PromptCompletion) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Completion, ResourceError>> + Send + 'static,
+    {
+        self.add_ons.prompt_completer = Some(extension::prompt_completer(complete));
+        self
+    }
+
+    /// Also offers the resources as tools (`list_resources`, `read_resource`,
+    /// `search_resources`, `list_resource_templates`) and declares `tools`, for hosts whose
+    /// model only calls tools. The resource methods are unchanged. See
+    /// [`ToolsConfig`].
+    #[must_use]
+    pub fn tools(mut self, config: ToolsConfig) -> Self {
+        self.add_ons.tools = Some(config);
+        self
+    }
+
+    /// Seals cursors with this key instead of a random one, so that cursors survive a
+    /// restart or work across replicas.
+    #[must_use]
+    pub fn cursor_key(self, key: [u8; 32]) -> Self {
+        self.cursor_keys(vec![key])
+    }
+
+    /// Seals cursors with the first key and opens them with any: to rotate, give every
+    /// instance the new key followed by the old one, then, once the old cursors have gone
+    /// out of use, the new one alone. An empty list means a random key.
+    #[must_use]
+    pub fn cursor_keys(mut self, keys: Vec<[u8; 32]>) -> Self {
+        self.cursor_keys = keys;
+        self
+    }
+
+    /// Shares changes, and the right to watch each source, with the other instances of a
+    /// deployment through `bus` (see [`crate::bus`]).
+    #[must_use]
+    pub fn bus(mut self, bus: impl ChangeBus) -> Self {
+        self.bus = Some(Arc::new(bus));
+        self
+    }
+
+    /// Checks the mounts and limits and builds the server.
+    pub fn build(mut self) -> Result<Server, BuildError> {
+        if let Some((prefix, error)) = self.router.invalid.drain(..).next() {
+            return Err(BuildError::Declaration { prefix, error });
+        }
+        let mounts = &self.router.mounts;
+        if mounts.len() > usize::from(u16::MAX) {
+            return Err(BuildError::TooManyMounts);
+        }
+        for (i, m) in mounts.iter().enumerate() {
+            if mounts[..i].iter().any(|o| o.prefix == m.prefix) {
+                return Err(BuildError::DuplicatePrefix(m.prefix.clone()));
+            }
+        }
+        let limits = [
+            (self.config.page_size, "page_size"),
+            (self.config.max_uri_len, "max_uri_len"),
+            (self.config.max_subscriptions, "max_subscriptions"),
+            (usize::from(self.config.read_budget != 0), "read_budget"),
+        ];
+        if let Some((_, name)) = limits.iter().find(|(limit, _)| *limit == 0) {
+            return Err(BuildError::ZeroLimit(name));
+        }
+        self.add_ons.check()?;
+        let hub = Hub::with_bus(self.bus.take());
+        for m in mounts {
+            m.provider.attach(hub.feed());
+        }
+        let templates = mounts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, m)| {
+                m.provider
+                    .templates()
+                    .into_iter()
+                    .map(move |t| (i as u16, t))
+            })
+            .collect();
+        Ok(Server {
+            state: Arc::new(ServerState {
+                core: Core {
+                    info: self.info,
+                    instructions: self.instructions,
+                    router: self.router,
+                    sealer: match self.cursor_keys.split_first() {
+                        None => CursorSealer::random(),
+                        Some((key, older)) => CursorSealer::rotating(*key, older.to_vec()),
+                    },
+                    templates,
+                    hub,
+                    budget: ByteBudget::new(self.config.read_budget),
+                    config: self.config,
+                },
+                add_ons: self.add_ons,
+            }),
+        })
+    }
+}
+
+impl AddOns {
+    /// Refuses an extension method or capability that would shadow the engine's or the
+    /// tools bridge's, and a tools bridge with a zero limit.
+    fn check(&self) -> Result<(), BuildError> {
+        let bridged = |name: &str| self.tools.is_some() && tools::METHODS.contains(&name);
+        if let Some(m) = self
+            .methods
+            .keys()
+            .find(|m| dispatch::ENGINE_METHODS.contains(&m.as_str()) || bridged(m))
+        {
+            return Err(BuildError::ReservedMethod(m.clone()));
+        }
+        if let Some(c) = self.capabilities.keys().find(|c| {
+            extension::ENGINE_CAPABILITIES.contains(&c.as_str())
+                || self.tools.is_some() && c.as_str() == tools::CAPABILITY
+        }) {
+            return Err(BuildError::ReservedCapability(c.clone()));
+        }
+        if self
+            .tools
+            .as_ref()
+            .is_some_and(|t| t.page == 0 || t.max_text == 0 || t.scan == 0)
+        {
+            return Err(BuildError::ZeroLimit("tools"));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,49 @@
+//! From one encoded message to what must be sent back, in two steps a transport can look
+//! between:
+//!
+//! 1. [`Server::prepare`](super::Server::prepare) decodes a message once: a request's
+//!    params go into the type its method declares (`Method::Params`), so a transport
+//!    can read the request's id, method, revision and mirrored name from the typed
+//!    request (the [`Prepared`] request) instead of parsing the body again.
+//! 2. [`Server::run`](super::Server::run) puts it through the gate ([`super::gate`]) and
+//!    either refuses it ([`Outcome::Refused`]: nothing ran) or runs it, wrapping its
+//!    handler with registration in the session, cancellation and panic isolation.
+//!
+//! Invariants: notifications are never answered; a request is answered exactly once, or
+//! not at all if the client cancelled it; a panic in a handler or provider becomes `-32603`
+//! for that request only; every result is fitted to its revision in one place
+//! ([`Fit`](super::fit::Fit)).
+
+mod prepare;
+mod run;
+
+pub(crate) use prepare::ENGINE_METHODS;
+pub use prepare::{Incoming, Notice, Prepared};
+pub(super) use prepare::{notify, oversized, prepare};
+pub(super) use run::run;
+pub use run::{Outcome, Refusal};
+
+use super::reply::Reply;
+use crate::future::BoxFuture;
+
+/// What a transport does with one message, when it needs no look between decoding and
+/// running (see [`Server::handle`](super::Server::handle)).
+pub enum Handled {
+    /// Nothing to send: a notification, or a response from the client.
+    None,
+    /// A reply, ready now.
+    Reply(Reply),
+    /// Work to drive to completion on the caller's task. It yields the reply, or `None`
+    /// when the client cancelled the request (no reply must follow then).
+    Pending(BoxFuture<'static, Option<Reply>>),
+}
+
+impl std::fmt::Debug for Handled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Handled::None => f.write_str("Handled::None"),
+            Handled::Reply(r) => f.debug_tuple("Handled::Reply").field(r).finish(),
+            Handled::Pending(_) => f.write_str("Handled::Pending(..)"),
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! Step two of a request: [`Server::run`](super::super::Server::run) puts a prepared
+//! request through the gate ([`super::super::gate`]) and either refuses it
+//! ([`Outcome::Refused`]: nothing ran) or runs it, wrapping its handler with registration
+//! in the session, cancellation and panic isolation.
+//!
+//! Invariants: a request is answered exactly once, or not at all if the client cancelled
+//! it; a panic in a handler or provider becomes `-32603` for that request only; every
+//! result is fitted to its revision in one place ([`Fit`]), and a large one accounted in
+//! the budget of content in flight before it is sent.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use futures_util::FutureExt as _;
+use rsrc_protocol::ProtocolVersion;
+use rsrc_protocol::jsonrpc::RequestId;
+use rsrc_protocol::lifecycle::EmptyResult;
+use tokio_util::sync::CancellationToken;
+
+use super::super::fit::Fit;
+use super::super::gate::{self, Asked, Decision};
+use super::super::reply::{EncodeResult, Reply};
+use super::super::session::Session;
+use super::super::{Server, handlers, tools};
+use super::prepare::{Call, HasMeta, Prepared};
+use crate::context::{ContextParts, Notifier, RequestContext};
+use crate::error::RequestError;
+use crate::future::BoxFuture;
+
+/// What [`Server::run`](super::Server::run) did with a request.
+pub enum Outcome {
+    /// Refused before running (by the gate, or because its params did not decode):
+    /// nothing happened.
+    Refused(Refusal),
+    /// Answered at once, without a revision (`initialize`, `ping` before it).
+    Answered(Reply),
+    /// Running: the future yields the reply, or `None` when the client cancelled it.
+    Running(BoxFuture<'static, Option<Reply>>),
+}
+
+impl std::fmt::Debug for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Refused(r) => f.debug_tuple("Outcome::Refused").field(&r.reply).finish(),
+            Outcome::Answered(r) => f.debug_tuple("Outcome::Answered").field(r).finish(),
+            Outcome::Running(_) => f.write_str("Outcome::Running(..)"),
+        }
+    }
+}
+
+/// A request refused before it ran.
+pub struct Refusal {
+    reply: Reply,
+    status: u16,
+}
+
+impl Refusal {
+    fn new(
+        session: &Session,
+        id: RequestId,
+        e: &RequestError,
+        version: Option<ProtocolVersion>,
+    ) -> Self {
+        Refusal {
+            reply: Reply::error(Some(id), e.to_error_object(version)),
+            status: e.http_status(session.is_stateless()),
+        }
+    }
+
+    /// The HTTP status of the refusal over Streamable HTTP (see
+    /// [`RequestError::http_status`]).
+    pub fn http_status(&self) -> u16 {
+        self.status
+    }
+
+    /// The error reply.
+    pub fn into_reply(self) -> Reply {
+        self.reply
+    }
+}
+
+/// Results from this size on hold part of the budget of content in flight until sent.
+const RESERVE_FROM: usize = 256 * 1024;
+
+/// Distinguishes registrations of the same id over time.
+static SERIAL: AtomicU64 = AtomicU64::new(0);
+
+/// Where a request came from: its session, and where its notifications go.
+struct Origin<'a> {
+    session: &'a Arc<Session>,
+    notifier: &'a Notifier,
+}
+
+/// Unregisters a request from its session when its future ends, however it ends; a
+/// future dropped before it finished (its transport went away) cancels the request, so
+/// that work it started elsewhere sees the cancellation.
+struct InflightGuard {
+    session: Arc<Session>,
+    id: RequestId,
+    serial: u64,
+    token: CancellationToken,
+}
+
+impl Drop for InflightGuard {
+    fn drop(&mut self) {
+        self.token.cancel();
+        self.session.end(&self.id, self.serial);
+    }
+}
+
+/// Gates a prepared request and runs it (see [`Server::run`](super::Server::run)).
+pub(in crate::server) fn run(
+    server: &Server,
+    session: &Arc<Session>,
+    request: Prepared,
+    notifier: &Notifier,
+) -> Outcome {
+    let Prepared { id, method, call } = request;
+    let call = *call;
+    let decision = gate::decide(
+        gate::place(session),
+        Asked::of(call.meta()),
+        call.kind(&method),
+    );
+    let version = match (&call, decision) {
+        (Call::Invalid { error, .. }, decision) => {
+            let (e, v) = gate::bad_params(decision, error.clone());
+            return Outcome::Refused(Refusal::new(session, id, &e, v));
+        }
+        (_, Decision::Refuse(e, v)) => return Outcome::Refused(Refusal::new(session, id, &e, v)),
+        (_, Decision::Pong) => return Outcome::Answered(Reply::result(id, EmptyResult::default())),
+        (_, Decision::Initialize) => {
+            let Call::Initialize(p) = call else {
+                unreachable!("the gate initializes only initialize requests");
+            };
+            return match handlers::initialize(server, session, p) {
+                Ok(result) => Outcome::Answered(Reply::result(id, result)),
+                Err(e) => {
+                    Outcome::Refused(Refusal::new(session, id, &e, session.negotiated_version()))
+                }
+            };
+        }
+        (_, Decision::Serve(v)) => v,
+    };
+    let origin = Origin { session, notifier };
+    let start = Start {
+        server,
+        origin: &origin,
+        id,
+        version,
+    };
+    match call {
+        Call::Ping(p) => start.run(p, handlers::ping),
+        Call::SetLevel(p) => {
+            let session = Arc::clone(session);
+            start.run(p, move |_, _, p| async move {
+                session.set_log_level(p.level);
+                Ok(EmptyResult::default())
+            })
+        }
+        Call::Discover(p) => start.run(p, handlers::discover),
+        Call::List(p) => start.run(p, handlers::list),
+        Call::DirectoryRead(p) => start.run(p, handlers::directory_read),
+        Call::Read(p) => start.run(p, handlers::read),
+        Call::Metadata(p) => start.run(p, handlers::metadata),
+        Call::Templates(p) => start.run(p, handlers::templates),
+        Call::Complete(p) => start.run(p, handlers::complete),
+        Call::Subscribe(p) => {
+            let session = Arc::clone(session);
+            start.run(p, move |srv, ctx, p| {
+                handlers::subscribe(srv, ctx, p, session)
+            })
+        }
+        Call::Unsubscribe(p) => {
+            let session = Arc::clone(session);
+            start.run(p, move |srv, ctx, p| {
+                handlers::unsubscribe(srv, ctx, p, session)
+            })
+        }
+        Call::Listen(p) => start.run(p, handlers::listen),
+        // The tools bridge's methods when it is on; an application's own otherwise.
+        Call::Extension(p) => match &*method {
+            "tools/list" if server.tools().is_some() => start.run(p, tools::list),
+            "tools/call" if server.tools().is_some() => start.run(p, tools::call),
+            _ => start.run(p, handlers::extension(&method)),
+        },
+        Call::Initialize(_) | Call::Unknown(_) | Call::Invalid { .. } => {
+            // The gate refuses these before: decided above.
+            let e = RequestError::Internal(format!("{method} reached no handler"));
+            Outcome::Refused(Refusal::new(session, start.id, &e, Some(version)))
+        }
+    }
+}
+
+/// A request the gate let through, about to start.
+struct Start<'a> {
+    server: &'a Server,
+    origin: &'a Origin<'a>,
+    id: RequestId,
+    version: ProtocolVersion,
+}
+
+impl Start<'_> {
+    /// Registers the request in its session and wraps its handler with cancellation,
+    /// accounting of large results, panic isolation, and the fitting of its result to
+    /// the request's revision.
+    fn run<P, F, Fut, R>(self, params: P, handler: F) -> Outcome
+    where
+        P: HasMeta + Send + 'static,
+        F: FnOnce(Server, RequestContext, P) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<R, RequestError>> + Send + 'static,
+        R: EncodeResult + Fit + 'static,
+    {
+        let Start {
+            server,
+            origin,
+            id,
+            version,
+        } = self;
+        let session = origin.session;
+        let serial = SERIAL.fetch_add(1, Ordering::Relaxed);
+        let Some(token) = session.begin(&id, serial) else {
+            let e = RequestError::InvalidRequest(format!(
+                "a request with id {id} is already in flight"
+            ));
+            return Outcome::Refused(Refusal::new(session, id, &e, Some(version)));
+        };
+        let meta = params.meta();
+        let (log_level, client_info) = gate::context(version, meta, session);
+        let ctx = RequestContext::new(ContextParts {
+            id: id.clone(),
+            version,
+            cancel: token.clone(),
+            closing: session.closing().clone(),
+            progress_token: meta.and_then(|m| m.progress_token.clone()),
+            log_level,
+            client_info,
+            notifier: origin.notifier.clone(),
+            budget: Some(server.budget().clone()),
+        });
+        let guard = InflightGuard {
+            session: Arc::clone(session),
+            id: id.clone(),
+            serial,
+            token: token.clone(),
+        };
+        let server = server.clone();
+        Outcome::Running(Box::pin(async move {
+            let _guard = guard;
+            let work = AssertUnwindSafe({
+                let ctx = ctx.clone();
+                let server = server.clone();
+                async move {
+                    let mut result = handler(server.clone(), ctx.clone(), params).await?;
+                    result.fit(version, server.info());
+                    // A large result whose provider reserved nothing (a cache hit, a
+                    // provider that does not account) is accounted before it is sent.
+                    let size = result.size_hint();
+                    if size >= RESERVE_FROM && !ctx.holds_reservation() {
+                        ctx.reserve(size as u64).await;
+                    }
+                    Ok::<_, RequestError>(result)
+                }
+            })
+            .catch_unwind();
+            let outcome = tokio::select! {
+                biased;
+                () = token.cancelled() => {
+                    ctx.finish();
+                    return None;
+                }
+                outcome = work => outcome,
+            };
+            ctx.finish();
+            Some(match outcome {
+                Ok(Ok(result)) => {
+                    Reply::result(id, result).with_reservation(ctx.take_reservation())
+                }
+                Ok(Err(e)) => {
+                    if let Some(detail) = e.internal_detail() {
+                        tracing::error!(%id, error = %detail, "request failed");
+                    }
+                    Reply::error(Some(id), e.to_error_object(Some(version)))
+                }
+                Err(panic) => {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "a non-string panic payload".into());
+                    tracing::error!(%id, panic = %what, "a handler panicked; the server continues");
+                    let e = RequestError::Internal(what);
+                    Reply::error(Some(id), e.to_error_object(Some(version)))
+                }
+            })
+        }))
+    }
+}
