@@ -15,13 +15,14 @@ use rsrc::{
     RequestContext, ResourceError, SearchRequest, keyset,
 };
 
-use super::conn::{OpError, StopOnDrop};
+use super::conn::OpError;
 use super::resources::{database_resource, list_default, relation_resource, schema_documents};
 use super::{SqliteProvider, ops, relation, search, watch};
 use crate::db::resources::{
     RelationPosition, relation_page, row_contents, row_resource, schema_contents, schema_resource,
 };
 use crate::db::{JSON_MIME_TYPE, Target, database_uri, row_uri, schema_json};
+use crate::kit::blocking;
 
 impl Provider for SqliteProvider {
     fn templates(&self) -> Vec<ResourceTemplate> {
@@ -153,13 +154,12 @@ impl Provider for SqliteProvider {
             let after = req.after.map(<[u8]>::to_vec);
             let cache = self.config.cache;
             let budget = self.budget();
-            let _stop = StopOnDrop(Arc::clone(&budget));
-            return tokio::task::spawn_blocking(move || {
+            let held = Arc::clone(&budget);
+            return blocking::run(budget, move |_| {
                 let paging = (after.as_deref(), limit, filter.as_ref());
-                list_default(&dbs, &budget, paging, cache)
+                list_default(&dbs, &held, paging, cache)
             })
-            .await
-            .unwrap_or_else(|e| Err(ResourceError::internal(e)));
+            .await;
         };
         let (target, db) = self.resolve(uri)?;
         let after = req.after.map(<[u8]>::to_vec);
