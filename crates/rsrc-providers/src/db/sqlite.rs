@@ -63,12 +63,15 @@
 //! `PRAGMA schema_version`, so answers never wait for the poll).
 
 mod catalog;
+mod complete;
 mod conn;
 mod database;
-mod ops;
+mod digest;
 mod provider;
 mod resources;
+mod rows;
 mod search;
+mod values;
 mod watch;
 
 use std::path::{Path, PathBuf};

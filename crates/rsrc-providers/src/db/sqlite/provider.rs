@@ -17,7 +17,7 @@ use rsrc::{
 
 use super::conn::OpError;
 use super::resources::{database_resource, list_default, relation_resource, schema_documents};
-use super::{SqliteProvider, ops, relation, search, watch};
+use super::{SqliteProvider, complete, digest, relation, rows, search, watch};
 use crate::db::resources::{
     RelationPosition, relation_page, row_contents, row_resource, schema_contents, schema_resource,
 };
@@ -135,7 +135,7 @@ impl Provider for SqliteProvider {
                 db.digest(c, cat, &owned)
             })
             .await?;
-        if digest == ops::MISSING {
+        if digest == digest::MISSING {
             return Err(ResourceError::not_found(uri));
         }
         db.subscribed.remember(uri, digest);
@@ -190,7 +190,7 @@ impl Provider for SqliteProvider {
                         .ok_or_else(|| OpError::BadPosition)?;
                     let rows = match from.rows_to_fetch(limit, filter.as_ref()) {
                         0 => (Vec::new(), true),
-                        want => ops::list_keys(c, rel, from.after_key(), want)?,
+                        want => rows::list_keys(c, rel, from.after_key(), want)?,
                     };
                     let schema = schema_resource(&db.name, &rel.info, None);
                     relation_page(
@@ -209,7 +209,7 @@ impl Provider for SqliteProvider {
                 }
                 Target::Row { path, key, .. } => {
                     let rel = relation(cat, &path)?;
-                    if ops::read_row(c, rel, &key, max, false)?.is_none() {
+                    if rows::read_row(c, rel, &key, max, false)?.is_none() {
                         return Err(OpError::NotFound);
                     }
                     return Err(OpError::NotACollection);
@@ -235,7 +235,7 @@ impl Provider for SqliteProvider {
                 }
                 Target::Row { path, key, .. } => {
                     let rel = relation(cat, &path)?;
-                    let row = ops::read_row(c, rel, &key, max, false)?.ok_or(OpError::NotFound)?;
+                    let row = rows::read_row(c, rel, &key, max, false)?.ok_or(OpError::NotFound)?;
                     row_resource(owned, &row.key, JSON_MIME_TYPE, row.json.len())
                 }
             })
@@ -264,7 +264,7 @@ impl Provider for SqliteProvider {
                             out.push(schema);
                         }
                         let path = [rel.name()];
-                        for row in ops::first_rows(c, rel, max_rows, max)? {
+                        for row in rows::first_rows(c, rel, max_rows, max)? {
                             let size = row.json.len() as u64;
                             if used + size > budget {
                                 continue;
@@ -287,7 +287,7 @@ impl Provider for SqliteProvider {
                     Target::Row { path, key, .. } => {
                         let rel = relation(cat, &path)?;
                         let row =
-                            ops::read_row(c, rel, &key, max, csv)?.ok_or(OpError::NotFound)?;
+                            rows::read_row(c, rel, &key, max, csv)?.ok_or(OpError::NotFound)?;
                         row_contents(&owned, &row.key, row.json, row.csv)
                     }
                 })
@@ -348,7 +348,7 @@ impl Provider for SqliteProvider {
                 let uri = database_uri(&db.name);
                 self.blocking_on(Arc::clone(db), &uri, move |_, c, cat| {
                     match cat.get(&table) {
-                        Some(rel) => ops::complete_key(c, rel, &prefix, scan),
+                        Some(rel) => complete::complete_key(c, rel, &prefix, scan),
                         None => Ok(Completion::empty()),
                     }
                 })
