@@ -103,8 +103,15 @@ fn main() -> ExitCode {
             return match inspect::run(command) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
-                    // The failure may quote the server: never let it drive the terminal.
-                    eprintln!("rsrc: {}", inspect::clean(&e.to_string()));
+                    // The failure may quote the server: never let it drive the terminal
+                    // (each line cleaned on its own; a server's stderr is quoted line by
+                    // line).
+                    let text = e.to_string();
+                    let mut lines = text.split('\n');
+                    eprintln!("rsrc: {}", inspect::clean(lines.next().unwrap_or_default()));
+                    for line in lines {
+                        eprintln!("{}", inspect::clean(line));
+                    }
                     ExitCode::from(e.exit_code())
                 }
             };

@@ -539,3 +539,40 @@ async fn a_name_with_escape_sequences_is_shown_not_obeyed() {
         );
     }
 }
+
+#[test]
+fn a_stdio_server_that_exits_during_start_shows_its_last_lines_of_stderr_cleaned() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("server.sh");
+    let mut text = String::from("#!/bin/sh\n");
+    for i in 0..30 {
+        text.push_str(&format!("echo 'starting, step {i}' >&2\n"));
+    }
+    text.push_str(
+        "printf 'Error: Declaration {\\033]0;pwned\\007 OutsideMount }\\n' >&2\nexit 3\n",
+    );
+    std::fs::write(&script, text).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rsrc"))
+        .args(["ls", "--timeout", "20s", "--"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("the server exited (exit status: 3)"), "{err}");
+    assert!(
+        err.contains("  | Error: Declaration {\\u{1b}]0;pwned\\u{7} OutsideMount }"),
+        "{err}"
+    );
+    assert!(err.contains("  | starting, step 29"), "{err}");
+    assert!(
+        !err.contains("step 10\n"),
+        "only the last lines are kept: {err}"
+    );
+    assert!(
+        !err.contains('\u{1b}'),
+        "no raw escape reaches the terminal: {err}"
+    );
+}

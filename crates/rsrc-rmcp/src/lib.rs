@@ -322,11 +322,14 @@ impl Resources {
     /// a provider offers subscriptions (at most `ServerConfig::max_subscriptions`). rmcp
     /// asks this synchronously, before `listen` runs; the engine then subscribes to the
     /// URIs that exist and that their provider accepts, as rsrc's own server
-    /// acknowledges (`docs/rmcp.md`).
+    /// acknowledges (`docs/rmcp.md`). Where the change log stands is noted here, before
+    /// the acknowledgement, so that a change a client makes as soon as it is acknowledged
+    /// reaches the stream (`replay.rs`).
     pub fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        self.shared.log.note();
         let offered = self
             .shared
             .discovered
@@ -352,7 +355,7 @@ impl Resources {
     /// `subscriptions/listen` (2026-07-28): runs the engine's stream for the accepted
     /// filter until rmcp ends it, its changes sent on the stream.
     pub async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let mark = self.shared.log.mark();
+        let mark = self.shared.log.noted();
         let params = json!({ "notifications": context.accepted() });
         let mode = engine::Mode::Listen {
             log: &self.shared.log,

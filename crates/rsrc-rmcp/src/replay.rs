@@ -6,13 +6,17 @@
 //! every change: a watcher armed). A client may act on the acknowledgement at once, so a
 //! change could be published before the engine holds the stream's subscriptions. This
 //! module keeps the last changes published ([`ChangeLog`], fed by the change feed's
-//! observer, which runs before any listener hears of a change); `listen` marks where the
-//! log stood when it began, and once the engine has acknowledged (and so subscribed) the
-//! stream, the changes since that mark for what the stream holds are sent to it.
+//! observer, which runs before any listener hears of a change). Where the log stood is
+//! noted before rmcp acknowledges ([`ChangeLog::note`], from
+//! `accepted_subscription_filter`, which rmcp asks first), `listen` takes the oldest
+//! such note ([`ChangeLog::noted`]), and once the engine has acknowledged (and so
+//! subscribed) the stream, the changes since then for what the stream holds are sent to
+//! it.
 //!
-//! Invariant: a change published after `listen` began reaches the stream, at worst
-//! twice; if more changes came than the log keeps, every subscribed URI is told to look
-//! again (and the list, if the stream follows it).
+//! Invariant: a change published after rmcp acknowledged a stream reaches it, at worst
+//! twice (a stream may take an older note than its own, never a newer one); if more
+//! changes came than the log keeps, every subscribed URI is told to look again (and the
+//! list, if the stream follows it).
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
@@ -35,6 +39,9 @@ enum Logged {
 #[derive(Debug, Default)]
 pub(crate) struct ChangeLog {
     state: Mutex<State>,
+    /// Where the log stood when streams not yet listening were acknowledged, oldest
+    /// first (at most [`KEPT`]).
+    notes: Mutex<VecDeque<u64>>,
 }
 
 #[derive(Debug, Default)]
@@ -69,6 +76,27 @@ impl ChangeLog {
     /// Where the log stands.
     pub(crate) fn mark(&self) -> u64 {
         self.state().next
+    }
+
+    /// Notes where the log stands, for a stream about to be acknowledged.
+    pub(crate) fn note(&self) {
+        let mark = self.mark();
+        let mut notes = self.notes.lock().unwrap_or_else(PoisonError::into_inner);
+        if notes.len() == KEPT {
+            notes.pop_front();
+        }
+        notes.push_back(mark);
+    }
+
+    /// The oldest note (a stream starts from no later than its acknowledgement), or
+    /// where the log stands if none is left.
+    pub(crate) fn noted(&self) -> u64 {
+        let oldest = self
+            .notes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop_front();
+        oldest.unwrap_or_else(|| self.mark())
     }
 
     /// The notifications a stream holding `uris` (and list changes, if `lists`) should
@@ -125,6 +153,19 @@ mod tests {
         );
         assert!(log.missed(mark, &held, true).1);
         assert_eq!(log.missed(log.mark(), &held, true), (vec![], false));
+    }
+
+    #[test]
+    fn a_stream_starts_from_where_the_log_stood_before_its_acknowledgement() {
+        let log = ChangeLog::default();
+        log.note();
+        log.record(ChangeEvent::Updated("a:1"));
+        let mark = log.noted();
+        assert_eq!(
+            log.missed(mark, &["a:1".to_owned()], false).0,
+            ["a:1".to_owned()]
+        );
+        assert_eq!(log.noted(), log.mark(), "no note left: the log's position");
     }
 
     #[test]

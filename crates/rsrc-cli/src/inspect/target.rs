@@ -126,13 +126,17 @@ impl Target {
             None => {
                 let mut command = tokio::process::Command::new(&self.command[0]);
                 command.args(&self.command[1..]);
-                let (client, child) = Client::spawn(&mut command, options).await.map_err(|e| {
-                    Failure::Usage(format!(
-                        "cannot start or talk to `{}`: {e}",
-                        self.command[0]
-                    ))
-                })?;
-                (client, Some(child))
+                // The server's stderr is kept, so that one that fails to start says why
+                // (its last lines, after the error).
+                let spawned = Client::spawn_keeping_stderr(&mut command, options)
+                    .await
+                    .map_err(|e| {
+                        Failure::Usage(format!(
+                            "cannot start or talk to `{}`: {e}",
+                            self.command[0]
+                        ))
+                    })?;
+                (spawned.client, Some(spawned.child))
             }
         };
         Ok(Session {

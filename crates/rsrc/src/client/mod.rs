@@ -17,8 +17,9 @@
 //! beside it, `era.rs` picks the era when connecting, `calls.rs` has the typed calls
 //! (list, read, metadata, complete, ping), `paging.rs` the helpers that follow cursors,
 //! `filter.rs` listings narrowed by a SEP-2564 filter (by the server or here),
-//! `watch.rs` subscriptions and the changes they report, and `io.rs` and `http.rs` the
-//! byte-stream and Streamable HTTP connections.
+//! `watch.rs` subscriptions and the changes they report, `process.rs` a stdio server the
+//! client starts (and the tail of its stderr), and `io.rs` and `http.rs` the byte-stream
+//! and Streamable HTTP connections.
 
 mod calls;
 mod era;
@@ -27,6 +28,7 @@ mod filter;
 mod http;
 mod io;
 mod paging;
+mod process;
 mod watch;
 
 use std::sync::Arc;
@@ -41,6 +43,7 @@ use era::negotiate;
 pub use filter::{Filtered, anywhere, expressible, in_any_segment, spellings};
 pub use io::Notification;
 pub use paging::Collected;
+pub use process::{LINE_BYTES, SpawnError, Spawned, StderrTail, TAIL_LINES};
 pub use watch::{Change, Watch};
 
 /// How the client picks an era.
@@ -273,24 +276,6 @@ impl Client {
             conn,
             server: Arc::new(server),
         })
-    }
-
-    /// Starts a server process with `command` and connects over its stdin/stdout. The
-    /// process's stderr is inherited; it is killed when the returned child is dropped.
-    pub async fn spawn(
-        command: &mut tokio::process::Command,
-        options: ClientOptions,
-    ) -> Result<(Client, tokio::process::Child), ClientError> {
-        let mut child = command
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(ClientError::Protocol("the child has no stdio pipes".into()));
-        };
-        let client = Client::connect(stdout, stdin, options).await?;
-        Ok((client, child))
     }
 
     /// Connects to `server` in memory.
