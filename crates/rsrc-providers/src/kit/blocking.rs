@@ -33,6 +33,7 @@ pub(crate) trait Signal: Send + Sync + std::fmt::Debug {
     fn stop(&self);
 
     /// `Err(Stopped)` once the work should end: `signal.check()?` between steps.
+    #[cfg_attr(not(any(feature = "fs", feature = "git")), allow(dead_code))]
     fn check(&self) -> Result<(), Stopped> {
         if self.stopped() { Err(Stopped) } else { Ok(()) }
     }
@@ -41,6 +42,10 @@ pub(crate) trait Signal: Send + Sync + std::fmt::Debug {
 /// The plain signal: set once, when its request goes away. A fresh one, never set, is
 /// what work that answers no request (a walk ahead, a watcher's poll) looks at.
 #[derive(Debug, Default)]
+#[cfg_attr(
+    not(any(feature = "fs", feature = "git", feature = "skills")),
+    allow(dead_code)
+)]
 pub(crate) struct Stop(AtomicBool);
 
 impl Signal for Stop {
@@ -73,12 +78,17 @@ impl From<Stopped> for io::Error {
 }
 
 /// Whether `e` is a [`Stopped`] carried as an I/O error.
+#[cfg_attr(not(any(feature = "fs", feature = "skills")), allow(dead_code))]
 pub(crate) fn is_stopped(e: &io::Error) -> bool {
     e.get_ref().is_some_and(|inner| inner.is::<Stopped>())
 }
 
 /// What the client would see of work about `uri` that stopped (it is gone, so in practice
 /// nobody does): the resource is unavailable, not missing nor broken.
+#[cfg_attr(
+    not(any(feature = "fs", feature = "git", feature = "skills")),
+    allow(dead_code)
+)]
 pub(crate) fn cancelled(uri: &str) -> ResourceError {
     ResourceError::unavailable(uri, format!("{uri}: the request was cancelled"))
 }
@@ -133,6 +143,10 @@ where
 }
 
 /// [`run`] with a fresh [`Stop`].
+#[cfg_attr(
+    not(any(feature = "fs", feature = "git", feature = "skills")),
+    allow(dead_code)
+)]
 pub(crate) async fn stoppable<T, E>(
     work: impl FnOnce(&Stop) -> Result<T, E> + Send + 'static,
 ) -> Result<T, E>
