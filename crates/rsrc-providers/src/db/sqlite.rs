@@ -63,12 +63,15 @@
 //! `PRAGMA schema_version`, so answers never wait for the poll).
 
 mod catalog;
+mod complete;
 mod conn;
 mod database;
-mod ops;
+mod digest;
 mod provider;
 mod resources;
+mod rows;
 mod search;
+mod values;
 mod watch;
 
 use std::path::{Path, PathBuf};
@@ -80,10 +83,11 @@ use rsrc::protocol::CacheHint;
 use rusqlite::Connection;
 
 use super::{Target, parse, row_template, schema_template};
+use crate::kit::blocking;
 use crate::kit::refusal::refused;
 use crate::kit::source_name::is_segment_name;
 use catalog::{Catalog, Relation};
-use conn::{Budget, OpError, StopOnDrop};
+use conn::{Budget, OpError};
 use database::Database;
 
 /// The names of the URI levels below a database: SQLite has tables only.
@@ -296,17 +300,6 @@ impl std::fmt::Debug for SqliteProvider {
     }
 }
 
-/// Runs `f` on a blocking thread; dropping the returned future stops its statements.
-async fn blocking<T: Send + 'static>(
-    budget: Arc<Budget>,
-    f: impl FnOnce(&Arc<Budget>) -> Result<T, OpError> + Send + 'static,
-) -> Result<T, OpError> {
-    let _stop = StopOnDrop(Arc::clone(&budget));
-    tokio::task::spawn_blocking(move || f(&budget))
-        .await
-        .unwrap_or_else(|e| Err(OpError::Internal(format!("the database task failed: {e}"))))
-}
-
 impl SqliteProvider {
     /// Serves `sources`. Each database is opened (read-only) and its catalog read now, so
     /// that a missing or unreadable file is an error at start.
@@ -362,8 +355,9 @@ impl SqliteProvider {
         Ok((target, Arc::clone(db)))
     }
 
-    /// Runs `f` on `db` on a blocking thread, once one of its connections is free;
-    /// failures are errors about `uri`.
+    /// Runs `f` on `db` on a blocking thread, once one of its connections is free, under a
+    /// budget that dropping the returned future stops ([`crate::kit::blocking`]); failures
+    /// are errors about `uri`.
     async fn blocking_on<T: Send + 'static>(
         &self,
         db: Arc<Database>,
@@ -377,8 +371,10 @@ impl SqliteProvider {
             .await
             .map_err(ResourceError::internal)?;
         let worker = Arc::clone(&db);
-        blocking(Budget::new(db.settings.statement_timeout), move |budget| {
-            let out = worker.run(budget, |c, cat| f(&worker, c, cat));
+        let budget = Budget::new(db.settings.statement_timeout);
+        let held = Arc::clone(&budget);
+        blocking::run(budget, move |_| {
+            let out = worker.run(&held, |c, cat| f(&worker, c, cat));
             drop(permit);
             out
         })

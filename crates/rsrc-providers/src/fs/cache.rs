@@ -18,7 +18,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::walk::Entry;
+use super::entry::Entry;
 use crate::kit::rel_path::RelPath;
 
 /// Directories with more entries than this are never cached.
@@ -120,7 +120,7 @@ impl DirCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fs::walk::{Info, Kind};
+    use crate::fs::entry::{Info, Kind};
 
     fn entries(n: usize) -> Vec<Entry> {
         (0..n)

@@ -3,14 +3,19 @@
 //!
 //! Invariant: completion sees exactly what listing sees (the same visibility rules), and
 //! considers at most 10,000 entries of one directory; it runs on a blocking thread (the
-//! provider's `complete` calls it through [`super::blocking`]).
+//! provider's `complete` calls it through [`super::off_runtime`]) and gives up when its
+//! request goes away.
 
 use std::os::unix::ffi::OsStrExt;
 
 use rsrc::protocol::Completion;
 
-use super::walk::{self, Kind};
+use rsrc::ResourceError;
+
+use super::entry::Kind;
+use super::scan;
 use super::{PREFIX, ServedRoots};
+use crate::kit::blocking::{Signal, cancelled, is_stopped};
 use crate::kit::rel_path::RelPath;
 
 impl ServedRoots {
@@ -30,21 +35,29 @@ impl ServedRoots {
     }
 
     /// Completes a path: the entries of the typed directory whose names start with the
-    /// typed rest; directories end with `/`.
-    pub(super) fn complete_path(&self, root: usize, value: &str) -> Completion {
+    /// typed rest; directories end with `/`. A value that names no directory completes
+    /// to nothing; the error is a stop (`stop` was set).
+    pub(super) fn complete_path(
+        &self,
+        root: usize,
+        value: &str,
+        stop: &dyn Signal,
+    ) -> Result<Completion, ResourceError> {
         let (dir_part, prefix) = value.rsplit_once('/').unwrap_or(("", value));
         let Ok(dir) = RelPath::decode(dir_part) else {
-            return Completion::empty();
+            return Ok(Completion::empty());
         };
         let Ok(md) = self.stat("", root, &dir) else {
-            return Completion::empty();
+            return Ok(Completion::empty());
         };
         if !md.is_dir {
-            return Completion::empty();
+            return Ok(Completion::empty());
         }
         // Bounded: at most 10,000 entries are considered.
-        let Ok(entries) = walk::next_entries(&self.scope(root), &dir, None, 10_000) else {
-            return Completion::empty();
+        let entries = match scan::next_entries(&self.scope(root, stop), &dir, None, 10_000) {
+            Ok(entries) => entries,
+            Err(e) if is_stopped(&e) => return Err(cancelled("")),
+            Err(_) => return Ok(Completion::empty()),
         };
         let values = entries
             .into_iter()
@@ -62,6 +75,6 @@ impl ServedRoots {
                 Some(v)
             })
             .collect();
-        Completion::from_matches(values)
+        Ok(Completion::from_matches(values))
     }
 }

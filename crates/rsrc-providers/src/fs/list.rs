@@ -12,10 +12,14 @@
 //!   is matched before it is listed, a directory none of whose URIs can match is not
 //!   entered, and at most [`Filter::scan`] entries are examined per call; the page then
 //!   goes on after the last entry examined.
-//! - Listings and searches run on blocking threads ([`super::blocking`]): a page costs a
+//! - Listings and searches run on blocking threads ([`super::off_runtime`]): a page costs a
 //!   system call or two per file, which must not hold up the runtime's other requests.
 //!   The one exception costs a system call per directory: a page of the recursive listing
-//!   that the listing cache holds whole is listed where it is asked for.
+//!   that the listing cache holds whole is listed where it is asked for. Each looks at
+//!   its stop signal before every directory and entry, and once it is set (the request
+//!   went away) gives up with [`cancelled`].
+//! - The walks ahead and the warming of the cache answer no request: nothing stops them
+//!   but their own bounds (a page; the cache's budget).
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -23,8 +27,11 @@ use std::sync::Arc;
 
 use rsrc::{Filter, ListEntry, Page, ResourceError, SearchRequest};
 
-use super::walk::{self, Entry, Info, Scope, Select};
-use super::{ServedRoots, Target, blocking};
+use super::entry::{Entry, Info};
+use super::scan::{self, Scope};
+use super::walk::{self, Select};
+use super::{ServedRoots, Target, off_runtime};
+use crate::kit::blocking::{Signal, Stop, cancelled, is_stopped};
 use crate::kit::open::io_error;
 use crate::kit::rel_path::RelPath;
 
@@ -42,6 +49,16 @@ fn position(root: usize, path: &RelPath) -> Vec<u8> {
         .to_vec();
     v.extend(path.to_position());
     v
+}
+
+/// A walk of a root that failed while `doing` (listing, searching) it: stopped, or an
+/// internal error.
+fn walk_failed(doing: &str, root: &str, e: &std::io::Error) -> ResourceError {
+    if is_stopped(e) {
+        cancelled("")
+    } else {
+        ResourceError::internal(format!("{doing} {root}: {e}"))
+    }
 }
 
 /// What a URI is followed by for the URIs below it: `/`, unless it ends with one.
@@ -69,11 +86,11 @@ impl ServedRoots {
         // blocking thread. The walks ahead go on while they are of use: while they find
         // directories to scan, and the cache keeps what they found (it does not if the
         // client is slower than the cache's time to live, or the cache is too small).
-        let (page, walk_next) = match self.list_files(after.as_deref(), limit, true)? {
+        let (page, walk_next) = match self.list_files(after.as_deref(), limit, None)? {
             Some((page, _)) => (page, walked_ahead),
             None => {
-                let (page, worth) = blocking(self, move |s| {
-                    s.list_files(after.as_deref(), limit, false)?
+                let (page, worth) = off_runtime(self, move |s, stop| {
+                    s.list_files(after.as_deref(), limit, Some(stop))?
                         .ok_or_else(|| ResourceError::internal("listing: the walk stopped"))
                 })
                 .await?;
@@ -84,7 +101,7 @@ impl ServedRoots {
             let (served, from) = (Arc::clone(self), next.clone());
             self.ahead.start(next.clone(), limit, move || {
                 matches!(
-                    served.list_files(Some(&from), limit, false),
+                    served.list_files(Some(&from), limit, Some(&Stop::default())),
                     Ok(Some((_, true)))
                 )
             });
@@ -93,7 +110,7 @@ impl ServedRoots {
     }
 
     /// A file as the recursive listing shows it, encoded once per cached entry.
-    pub(super) fn listed(&self, root: usize, dir: &RelPath, e: &walk::Entry) -> ListEntry {
+    pub(super) fn listed(&self, root: usize, dir: &RelPath, e: &Entry) -> ListEntry {
         e.listed
             .get_or_init(|| {
                 let path = dir.join(&e.name);
@@ -125,14 +142,17 @@ impl ServedRoots {
     /// The default listing: every exposed file of every root, in walk order; and whether
     /// walking the next page ahead is worth it: this page had to scan directories (a walk
     /// through cached ones costs little), and each is in the listing cache now (else the
-    /// walk ahead would be done again when the page is asked for). With `cached_only`,
-    /// `None` as soon as a directory is not in the listing cache.
+    /// walk ahead would be done again when the page is asked for). The walk looks at
+    /// `stop`; without one it reads only directories the listing cache holds, and is
+    /// `None` as soon as a directory is not there.
     pub(super) fn list_files(
         &self,
         after: Option<&[u8]>,
         limit: usize,
-        cached_only: bool,
+        stop: Option<&dyn Signal>,
     ) -> Result<Option<(Page, bool)>, ResourceError> {
+        let cached_only = stop.is_none();
+        let unstopped = Stop::default();
         let (mut root, mut pos) = Self::walk_position(after)?;
         let mut resources = Vec::with_capacity(limit.min(4096));
         let (mut scanned, mut uncached) = (false, self.cache.is_none());
@@ -140,17 +160,14 @@ impl ServedRoots {
             let want = limit - resources.len();
             let scope = Scope {
                 cached_only,
-                ..self.scope(root)
+                ..self.scope(root, stop.unwrap_or(&unstopped))
             };
             let (paths, more) = match walk::files_after(&scope, pos.as_ref(), want) {
                 Ok(walked) => walked,
                 Err(e) if cached_only && e.kind() == std::io::ErrorKind::WouldBlock => {
                     return Ok(None);
                 }
-                Err(e) => {
-                    let root = &self.roots[root].name;
-                    return Err(ResourceError::internal(format!("listing {root}: {e}")));
-                }
+                Err(e) => return Err(walk_failed("listing", &self.roots[root].name, &e)),
             };
             scanned |= scope.scanned.get();
             uncached |= scope.uncached.get();
@@ -186,6 +203,7 @@ impl ServedRoots {
         after: Option<&[u8]>,
         limit: usize,
         filter: &Filter,
+        stop: &dyn Signal,
     ) -> Result<Page, ResourceError> {
         let (mut root, mut pos) = Self::walk_position(after)?;
         let mut resources = Vec::new();
@@ -205,14 +223,12 @@ impl ServedRoots {
                     scan: filter.scan().saturating_sub(examined),
                 };
                 let walked = walk::select_files_after(
-                    &self.scope(root),
+                    &self.scope(root, stop),
                     pos.as_ref(),
                     limit - resources.len(),
                     Some(&select),
                 )
-                .map_err(|e| {
-                    ResourceError::internal(format!("listing {}: {e}", self.roots[root].name))
-                })?;
+                .map_err(|e| walk_failed("listing", &self.roots[root].name, &e))?;
                 examined += walked.examined;
                 resources.extend(
                     walked
@@ -244,7 +260,11 @@ impl ServedRoots {
     /// served) contains every word, in walk order, from the listing cache where it holds
     /// them; at most `SEARCH_SCAN` files examined per call, the page then says where to go
     /// on.
-    pub(super) fn search_files(&self, req: &SearchRequest<'_>) -> Result<Page, ResourceError> {
+    pub(super) fn search_files(
+        &self,
+        req: &SearchRequest<'_>,
+        stop: &dyn Signal,
+    ) -> Result<Page, ResourceError> {
         let (mut root, mut pos) = Self::walk_position(req.after)?;
         let mut found = Vec::new();
         let mut examined = 0usize;
@@ -254,10 +274,9 @@ impl ServedRoots {
             cache: self.config.cache,
         };
         while root < self.roots.len() {
-            let (paths, more) = walk::files_after(&self.scope(root), pos.as_ref(), SEARCH_BATCH)
-                .map_err(|e| {
-                    ResourceError::internal(format!("searching {}: {e}", self.roots[root].name))
-                })?;
+            let (paths, more) =
+                walk::files_after(&self.scope(root, stop), pos.as_ref(), SEARCH_BATCH)
+                    .map_err(|e| walk_failed("searching", &self.roots[root].name, &e))?;
             examined += paths.len();
             for (i, (dir, e)) in paths.iter().enumerate() {
                 let path = dir.join(&e.name);
@@ -309,6 +328,7 @@ impl ServedRoots {
         after: Option<&[u8]>,
         limit: usize,
         filter: Option<&Filter>,
+        stop: &dyn Signal,
     ) -> Result<Page, ResourceError> {
         let (root, dir) = match self.resolve(uri)? {
             Target::Roots => {
@@ -349,7 +369,7 @@ impl ServedRoots {
         // page is cut from the first `limit + 1` of them, or under a filter from the
         // first `scan + 1` (enough to tell whether more follow the last one examined).
         let n = filter.map_or(limit.max(1), Filter::scan) + 1;
-        let entries = walk::next_entries(&self.scope(root), &dir, after_name, n)
+        let entries = scan::next_entries(&self.scope(root, stop), &dir, after_name, n)
             .map_err(|e| io_error(uri, &e))?;
         let page = rsrc::filter::page(
             filter,
@@ -374,12 +394,13 @@ impl ServedRoots {
     /// thread of its own when the provider starts).
     pub(super) fn warm(&self) {
         let budget = self.config.listing_cache_entries;
+        let unstopped = Stop::default();
         let mut warmed = 0;
         for root in 0..self.roots.len() {
+            let scope = self.scope(root, &unstopped);
             let mut after: Option<RelPath> = None;
             while warmed < budget {
-                let Ok((files, more)) = walk::files_after(&self.scope(root), after.as_ref(), 1000)
-                else {
+                let Ok((files, more)) = walk::files_after(&scope, after.as_ref(), 1000) else {
                     break;
                 };
                 for (dir, e) in &files {

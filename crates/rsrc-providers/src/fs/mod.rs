@@ -15,9 +15,11 @@
 //! - Reads are capped (default 32 MiB) — also for a file that grows while being read.
 //! - Listings are keyset-paginated on the path with memory bounded by the page size.
 //! - Whatever scans a directory (listing, search, reading a directory, completion) runs on
-//!   a blocking thread ([`blocking`]): a directory may hold any number of entries, and the
+//!   a blocking thread ([`off_runtime`]): a directory may hold any number of entries, and the
 //!   runtime's other requests must not wait on it. The one exception is a page of the
-//!   recursive listing that the listing cache holds whole (`list.rs`).
+//!   recursive listing that the listing cache holds whole (`list.rs`). Such work stops
+//!   at the next directory or entry once its request goes away ([`crate::kit::blocking`]).
+//!   Large files are read on a blocking thread too, and stop between chunks.
 //! - Changes are watched through the roots' own directory handles (`watch.rs`, Linux) and
 //!   published coalesced: a change to an entry updates it and its parent collection.
 //!   Elsewhere the provider declares neither `subscribe` nor `listChanged`.
@@ -26,19 +28,25 @@
 //!
 //! This file holds the settings, the roots and how a URI resolves to a path in one;
 //! `list.rs` the listings and search, `read.rs` reading files and directories,
-//! `complete.rs` completion; `walk.rs` and `cache.rs` the sorted, resumable walks and the
-//! listing cache under them, `ahead.rs` the walk ahead of the next page, `filter.rs` what
-//! is exposed, `convert.rs` format conversions, `watch.rs` change notifications. Opening
-//! and reading one file safely, paths and URI segments, and content types are shared with
-//! other providers (`crate::kit`).
+//! `complete.rs` completion; `walk.rs` the sorted, resumable walks of a tree, over
+//! `scan.rs` (one directory's next entries) and `cache.rs` (the listing cache), which
+//! share `entry.rs` (what a listing knows of an entry); `ahead.rs` the walk ahead of the
+//! next page, `filter.rs` what is exposed, `convert.rs` format conversions, `watch.rs`
+//! change notifications. Opening and reading one file safely, work on blocking threads,
+//! paths and URI segments, and content types are shared with other providers
+//! (`crate::kit`).
 
 mod ahead;
 mod cache;
 mod complete;
 mod convert;
+mod entry;
 mod filter;
 mod list;
 mod read;
+mod scan;
+#[cfg(test)]
+mod stopping;
 mod walk;
 #[cfg(target_os = "linux")]
 mod watch;
@@ -68,6 +76,7 @@ pub use filter::FilterConfig;
 pub use filter::fuzz_ignore_file;
 
 use crate::kit::armed::Armed;
+use crate::kit::blocking::{Signal, Stop, stoppable};
 use crate::kit::content::mime_from_name;
 use crate::kit::open::io_error;
 use crate::kit::refusal::refused;
@@ -77,8 +86,9 @@ use crate::kit::source_name::is_segment_name;
 use ahead::Ahead;
 use cache::DirCache;
 use convert::Conversions;
+use entry::Info;
 use filter::Filter;
-use walk::{Info, Scope};
+use scan::Scope;
 
 /// The URI prefix of the filesystem provider.
 pub const PREFIX: &str = "file:///";
@@ -159,7 +169,7 @@ impl Default for FsConfig {
             max_read: 32 * 1024 * 1024,
             collection_budget: 1024 * 1024,
             collection_max_files: 256,
-            inline_read_limit: 256 * 1024,
+            inline_read_limit: crate::kit::open::INLINE_READ,
             converters: default_converters(),
             convert_timeout: Duration::from_secs(10),
             conversion: Isolation::InProcess,
@@ -292,15 +302,15 @@ pub fn default_root_name(path: &Path) -> String {
         .map_or_else(|| "root".to_owned(), |n| n.to_string_lossy().into_owned())
 }
 
-/// Runs `f` on a blocking thread of the runtime.
-async fn blocking<T: Send + 'static>(
+/// Runs `f` on a blocking thread of the runtime with a stop signal, set once the
+/// returned future is dropped: the walks `f` runs under it give up at their next
+/// directory or entry.
+async fn off_runtime<T: Send + 'static>(
     served: &Arc<ServedRoots>,
-    f: impl FnOnce(&ServedRoots) -> Result<T, ResourceError> + Send + 'static,
+    f: impl FnOnce(&ServedRoots, &Stop) -> Result<T, ResourceError> + Send + 'static,
 ) -> Result<T, ResourceError> {
     let served = Arc::clone(served);
-    tokio::task::spawn_blocking(move || f(&served))
-        .await
-        .map_err(|e| ResourceError::internal(format!("a directory scan failed: {e}")))?
+    stoppable(move |stop| f(&served, stop)).await
 }
 
 fn last_modified(info: &Info) -> Option<String> {
@@ -393,7 +403,8 @@ impl ServedRoots {
         self.roots.len() > 1
     }
 
-    fn scope(&self, index: usize) -> Scope<'_> {
+    /// The root `index` for a walk that looks at `stop`.
+    fn scope<'a>(&'a self, index: usize, stop: &'a dyn Signal) -> Scope<'a> {
         Scope {
             index,
             dir: &self.roots[index].dir,
@@ -402,6 +413,7 @@ impl ServedRoots {
             cached_only: false,
             scanned: std::cell::Cell::new(false),
             uncached: std::cell::Cell::new(false),
+            stop,
         }
     }
 
@@ -555,15 +567,15 @@ impl Provider for FsProvider {
         match (req.parent, filter) {
             (None, None) => self.served.list_files_ahead(after, limit).await,
             (None, Some(filter)) => {
-                blocking(&self.served, move |s| {
-                    s.list_selected(after.as_deref(), limit, &filter)
+                off_runtime(&self.served, move |s, stop| {
+                    s.list_selected(after.as_deref(), limit, &filter, stop)
                 })
                 .await
             }
             (Some(uri), filter) => {
                 let uri = uri.to_owned();
-                blocking(&self.served, move |s| {
-                    s.list_children(&uri, after.as_deref(), limit, filter.as_ref())
+                off_runtime(&self.served, move |s, stop| {
+                    s.list_children(&uri, after.as_deref(), limit, filter.as_ref(), stop)
                 })
                 .await
             }
@@ -576,8 +588,8 @@ impl Provider for FsProvider {
         req: SearchRequest<'_>,
     ) -> Result<Option<Page>, ResourceError> {
         let (words, after, limit) = (req.words.to_vec(), req.after.map(<[u8]>::to_vec), req.limit);
-        blocking(&self.served, move |s| {
-            s.search_files(&SearchRequest::new(&words, after.as_deref(), limit))
+        off_runtime(&self.served, move |s, stop| {
+            s.search_files(&SearchRequest::new(&words, after.as_deref(), limit), stop)
         })
         .await
         .map(Some)
@@ -639,6 +651,9 @@ impl Provider for FsProvider {
             ));
         }
         let value = req.value.to_owned();
-        blocking(&self.served, move |s| Ok(s.complete_path(root, &value))).await
+        off_runtime(&self.served, move |s, stop| {
+            s.complete_path(root, &value, stop)
+        })
+        .await
     }
 }

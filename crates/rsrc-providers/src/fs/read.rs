@@ -7,52 +7,25 @@
 //!   a regular file on the open handle, and what a followed link resolved to obeys the
 //!   visibility rules ([`crate::kit::open`], [`super::filter`]).
 //! - A large file is read on a blocking thread once the server's budget of content in
-//!   flight has room for it, and stops between chunks when its request goes away.
+//!   flight has room for it, and stops between chunks when its request goes away
+//!   ([`crate::kit::open::read_file`]).
 //! - Reading a directory returns whole files only: possibly a subset, never a truncated
-//!   file. The directory is scanned on a blocking thread ([`super::blocking`]).
+//!   file. The directory is scanned on a blocking thread ([`super::off_runtime`]).
 
-use std::io;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use cap_std::fs::Metadata;
 use rsrc::protocol::{Body, ResourceContents};
 use rsrc::{RequestContext, ResourceError};
 
-use super::walk::{self, Info, Kind};
-use super::{Root, ServedRoots, blocking};
+use super::entry::{Info, Kind};
+use super::scan;
+use super::{Root, ServedRoots, off_runtime};
 use crate::kit::content::{mime_for, text_or_bytes};
-use crate::kit::open::{
-    ReadError, StopOnDrop, io_error, open_checked, open_resolved, read_error, read_open,
-};
+use crate::kit::open::{ReadError, io_error, open_checked, open_resolved, read_error, read_file};
 use crate::kit::rel_path::RelPath;
 
 impl ServedRoots {
-    /// Reads an open file, on the calling task if it is small, else on a blocking thread
-    /// once the server's budget of content in flight has room for it; the blocking read
-    /// stops between chunks when this future is dropped (the request was cancelled or
-    /// its client went away).
-    async fn read_file(
-        &self,
-        ctx: &RequestContext,
-        root: usize,
-        file: cap_std::fs::File,
-        md: Metadata,
-    ) -> Result<Vec<u8>, ReadError> {
-        let cap = self.roots[root].max_read;
-        if md.len() <= self.config.inline_read_limit {
-            return read_open(file, &md, cap, &AtomicBool::new(false));
-        }
-        if md.len() <= cap {
-            ctx.reserve(md.len()).await;
-        }
-        let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
-        let flag = Arc::clone(&stop.0);
-        tokio::task::spawn_blocking(move || read_open(file, &md, cap, &flag))
-            .await
-            .unwrap_or_else(|e| Err(ReadError::Io(io::Error::other(e))))
-    }
-
     /// Opens an exposed path: the open handle (none for a root) and its metadata.
     pub(super) fn open(
         &self,
@@ -96,10 +69,15 @@ impl ServedRoots {
             return Err(ResourceError::not_found(uri));
         }
         let info = Info::from(&md);
-        let bytes = self
-            .read_file(ctx, root, file, md)
-            .await
-            .map_err(|e| self.read_error(uri, root, e))?;
+        let bytes = read_file(
+            ctx,
+            file,
+            md,
+            self.roots[root].max_read,
+            self.config.inline_read_limit,
+        )
+        .await
+        .map_err(|e| self.read_error(uri, root, e))?;
         let mut meta = self.resource_at(uri.to_owned(), root, rel, &info);
         meta.size = Some(bytes.len() as u64);
         // A file's resource carries the type its name says, which the content refines.
@@ -150,8 +128,9 @@ impl ServedRoots {
             self.config.collection_max_files,
             uri.to_owned(),
         );
-        let entries = blocking(self, move |s| {
-            walk::next_entries(&s.scope(root), &at, None, max).map_err(|e| io_error(&at_uri, &e))
+        let entries = off_runtime(self, move |s, stop| {
+            scan::next_entries(&s.scope(root, stop), &at, None, max)
+                .map_err(|e| io_error(&at_uri, &e))
         })
         .await?;
         let mut out = Vec::new();

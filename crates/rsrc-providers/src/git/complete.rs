@@ -11,6 +11,7 @@ use rsrc::protocol::Completion;
 use super::names;
 use super::repo::{self, Node, Refs};
 use super::{ServedRepo, gix_error};
+use crate::kit::blocking::{Signal, cancelled};
 
 impl ServedRepo {
     /// Completes `argument` of the template: `ref` among the served refs' short names,
@@ -21,10 +22,11 @@ impl ServedRepo {
         argument: &str,
         value: &str,
         context_ref: Option<&str>,
+        stop: &dyn Signal,
     ) -> Result<Completion, ResourceError> {
         match argument {
             "ref" => {
-                let refs = Refs::read(repo, self.config.max_refs)
+                let refs = Refs::read(repo, self.config.max_refs, stop)
                     .map_err(|e| gix_error(&self.prefix, &e))?;
                 let mut values: Vec<String> = refs
                     .map
@@ -36,7 +38,7 @@ impl ServedRepo {
                 values.sort();
                 Ok(Completion::from_matches(values))
             }
-            "path" => Ok(self.complete_path(repo, value, context_ref.unwrap_or("HEAD"))),
+            "path" => self.complete_path(repo, value, context_ref.unwrap_or("HEAD"), stop),
             other => Err(ResourceError::invalid(
                 "",
                 format!("the template {} has no variable {other:?}", self.template()),
@@ -45,13 +47,23 @@ impl ServedRepo {
     }
 
     /// Completes a path: the entries of the typed directory at the ref whose names start
-    /// with the typed rest; directories end with `/`.
-    fn complete_path(&self, repo: &gix::Repository, value: &str, ref_name: &str) -> Completion {
+    /// with the typed rest; directories end with `/`. A value that names nothing
+    /// completes to nothing; the error is a stop (`stop` was set).
+    fn complete_path(
+        &self,
+        repo: &gix::Repository,
+        value: &str,
+        ref_name: &str,
+        stop: &dyn Signal,
+    ) -> Result<Completion, ResourceError> {
         let Some(name) = names::raw_ref(ref_name, self.hash) else {
-            return Completion::empty();
+            return Ok(Completion::empty());
         };
-        let Ok(Some(at)) = repo::resolve(repo, &name, &self.reachable, self.config.max_refs) else {
-            return Completion::empty();
+        let resolved = repo::resolve(repo, &name, &self.reachable, self.config.max_refs, stop);
+        let at = match resolved {
+            Ok(Some(at)) => at,
+            Err(e) if repo::is_stopped(&e) => return Err(cancelled(&self.prefix)),
+            _ => return Ok(Completion::empty()),
         };
         let (dir_part, prefix) = value.rsplit_once('/').unwrap_or(("", value));
         let dir = if dir_part.is_empty() {
@@ -59,14 +71,16 @@ impl ServedRepo {
         } else {
             match names::decode_path(dir_part) {
                 Ok(d) => d,
-                Err(_) => return Completion::empty(),
+                Err(_) => return Ok(Completion::empty()),
             }
         };
         let Ok(Some(Node::Tree(tree))) = repo::walk(repo, at.commit.tree, &dir) else {
-            return Completion::empty();
+            return Ok(Completion::empty());
         };
-        let Ok(entries) = repo::entries(repo, tree) else {
-            return Completion::empty();
+        let entries = match repo::entries(repo, tree, stop) {
+            Ok(entries) => entries,
+            Err(e) if repo::is_stopped(&e) => return Err(cancelled(&self.prefix)),
+            Err(_) => return Ok(Completion::empty()),
         };
         let values = entries
             .iter()
@@ -85,6 +99,6 @@ impl ServedRepo {
                 Some(v)
             })
             .collect();
-        Completion::from_matches(values)
+        Ok(Completion::from_matches(values))
     }
 }

@@ -14,6 +14,7 @@ use super::locate::Located;
 use super::names::{self, RefName};
 use super::repo::{self, CommitInfo, Node, Resolved};
 use super::{META_KEY, SYMLINK_MIME_TYPE, ServedRepo, gix_error};
+use crate::kit::blocking::Signal;
 use crate::kit::content::mime_from_name;
 use crate::kit::time::rfc3339_seconds;
 
@@ -118,8 +119,9 @@ impl ServedRepo {
         &self,
         repo: &gix::Repository,
         uri: &str,
+        stop: &dyn Signal,
     ) -> Result<Resource, ResourceError> {
-        let mut r = match self.locate(repo, uri)? {
+        let mut r = match self.locate(repo, uri, stop)? {
             Located::Repo => self.repo_resource(),
             Located::Tree {
                 name,

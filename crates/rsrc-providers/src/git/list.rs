@@ -13,17 +13,23 @@ use super::locate::Located;
 use super::names::{self, RefName};
 use super::repo::{self, CommitInfo, Node, Refs, Resolved};
 use super::{ServedRepo, gix_error};
+use crate::kit::blocking::Signal;
 
 /// A served ref: its full name, the short name it is listed under, and what it points at.
 type NamedRef<'r, T> = (&'r BString, BString, T);
 
 impl ServedRepo {
     /// A ref with the commit it ends at; `None` when it ends at none.
+    /// `stop` is looked at first.
     fn commit_of<'r>(
         &self,
         repo: &gix::Repository,
         (full, short, id): NamedRef<'r, &gix::ObjectId>,
+        stop: &dyn Signal,
     ) -> Option<Result<NamedRef<'r, CommitInfo>, ResourceError>> {
+        if let Err(e) = repo::check(stop) {
+            return Some(Err(gix_error(&self.prefix, &e)));
+        }
         match repo::commit(repo, *id) {
             Ok(Some(commit)) => Some(Ok((full, short, commit))),
             Ok(None) => None,
@@ -31,16 +37,16 @@ impl ServedRepo {
         }
     }
 
-    /// The refs matching `filter`, keyset-paginated on their full names.
+    /// The refs matching `filter`, keyset-paginated on their full names; `stop` is looked
+    /// at before each ref.
     pub(super) fn list_refs(
         &self,
         repo: &gix::Repository,
-        after: Option<&[u8]>,
-        limit: usize,
-        filter: Option<&Filter>,
+        (after, limit, filter): (Option<&[u8]>, usize, Option<&Filter>),
+        stop: &dyn Signal,
     ) -> Result<Page, ResourceError> {
-        let refs =
-            Refs::read(repo, self.config.max_refs).map_err(|e| gix_error(&self.prefix, &e))?;
+        let refs = Refs::read(repo, self.config.max_refs, stop)
+            .map_err(|e| gix_error(&self.prefix, &e))?;
         // The refs after the position with a name to list.
         let named = refs
             .map
@@ -48,7 +54,7 @@ impl ServedRepo {
             .filter_map(|(full, id)| Some((full, refs.short_name(full.as_bstr(), self.hash)?, id)));
         let page = match filter {
             None => keyset::try_page(
-                named.filter_map(|r| self.commit_of(repo, r)),
+                named.filter_map(|r| self.commit_of(repo, r, stop)),
                 limit,
                 |(full, _, _)| full.to_vec(),
             )?,
@@ -69,7 +75,7 @@ impl ServedRepo {
                     items: page
                         .items
                         .into_iter()
-                        .filter_map(|r| self.commit_of(repo, r))
+                        .filter_map(|r| self.commit_of(repo, r, stop))
                         .collect::<Result<_, _>>()?,
                     next: page.next,
                 }
@@ -94,17 +100,17 @@ impl ServedRepo {
     }
 
     /// The children of a ref or tree (the refs for the repository) matching `filter`,
-    /// keyset-paginated on their names in bytewise order.
+    /// keyset-paginated on their names in bytewise order; `stop` is looked at before each
+    /// entry.
     pub(super) fn list_children(
         &self,
         repo: &gix::Repository,
         uri: &str,
-        after: Option<&[u8]>,
-        limit: usize,
-        filter: Option<&Filter>,
+        (after, limit, filter): (Option<&[u8]>, usize, Option<&Filter>),
+        stop: &dyn Signal,
     ) -> Result<Page, ResourceError> {
-        let (name, at, path, tree) = match self.locate(repo, uri)? {
-            Located::Repo => return self.list_refs(repo, after, limit, filter),
+        let (name, at, path, tree) = match self.locate(repo, uri, stop)? {
+            Located::Repo => return self.list_refs(repo, (after, limit, filter), stop),
             Located::File { .. } => return Err(ResourceError::not_a_collection(uri)),
             Located::Tree {
                 name,
@@ -113,7 +119,7 @@ impl ServedRepo {
                 tree,
             } => (name, at, path, tree),
         };
-        let entries = repo::entries(repo, tree).map_err(|e| gix_error(uri, &e))?;
+        let entries = repo::entries(repo, tree, stop).map_err(|e| gix_error(uri, &e))?;
         let rest = keyset::after(&entries, after, |e| e.name.as_slice());
         let mut child = path;
         let page = rsrc::filter::page(
@@ -133,6 +139,7 @@ impl ServedRepo {
         );
         let mut resources = Vec::with_capacity(page.items.len());
         for e in &page.items {
+            repo::check(stop).map_err(|err| gix_error(uri, &err))?;
             child.push(e.name.clone());
             let size = match e.node {
                 Node::File(id, _) => {

@@ -14,6 +14,7 @@ use rsrc::protocol::CacheHint;
 use super::names::{self, RefName, Target};
 use super::repo::{self, Node, Resolved};
 use super::{ServedRepo, gix_error};
+use crate::kit::blocking::Signal;
 use crate::kit::refusal::refused;
 
 /// Where a URI leads in the repository.
@@ -64,23 +65,26 @@ impl ServedRepo {
         repo: &gix::Repository,
         uri: &str,
         name: &RefName,
+        stop: &dyn Signal,
     ) -> Result<Resolved, ResourceError> {
-        repo::resolve(repo, name, &self.reachable, self.config.max_refs)
+        repo::resolve(repo, name, &self.reachable, self.config.max_refs, stop)
             .map_err(|e| gix_error(uri, &e))?
             .ok_or_else(|| refused(uri, "no such ref"))
     }
 
-    /// Where `uri` leads now: its ref resolved, and the tree or blob at its path.
+    /// Where `uri` leads now: its ref resolved, and the tree or blob at its path. `stop`
+    /// is looked at while the ref is resolved (a commit id walks the history once).
     pub(super) fn locate(
         &self,
         repo: &gix::Repository,
         uri: &str,
+        stop: &dyn Signal,
     ) -> Result<Located, ResourceError> {
         let target = self.target(uri)?;
         let Some(name) = target.ref_name() else {
             return Ok(Located::Repo);
         };
-        let at = self.resolve(repo, uri, name)?;
+        let at = self.resolve(repo, uri, name, stop)?;
         let path = target.path().to_vec();
         let node = repo::walk(repo, at.commit.tree, &path)
             .map_err(|e| gix_error(uri, &e))?

@@ -72,7 +72,8 @@
 //! - No ref name ever reaches a revision parser or a command line: no `HEAD~1`, `main^`,
 //!   `main:path`, `@{-1}`, no options.
 //! - All gix work runs on blocking threads; the repository is opened once
-//!   (`gix::ThreadSafeRepository`) and made thread-local per task.
+//!   (`gix::ThreadSafeRepository`) and made thread-local per task. Work whose request
+//!   goes away stops at its next ref, commit or tree entry ([`crate::kit::blocking`]).
 
 mod complete;
 mod describe;
@@ -81,6 +82,8 @@ mod locate;
 mod names;
 mod read;
 mod repo;
+#[cfg(test)]
+mod stopping;
 mod watch;
 
 use std::path::{Path, PathBuf};
@@ -95,6 +98,7 @@ use rsrc::{
     RequestContext, ResourceError,
 };
 
+use crate::kit::blocking::{self, Stop, cancelled};
 use crate::kit::source_name::is_host_name;
 use crate::kit::watch::Subscribed;
 use repo::{GixError, Refs};
@@ -297,23 +301,30 @@ impl GitProvider {
         self.served.template()
     }
 
-    /// Runs `f` on a blocking thread with a thread-local handle on the repository.
-    async fn blocking<T: Send + 'static>(
+    /// Runs `f` on a blocking thread with a thread-local handle on the repository and a
+    /// stop signal, set once the returned future is dropped: the walks `f` runs under it
+    /// give up at their next ref, commit or entry ([`crate::kit::blocking`]).
+    async fn with_repo<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&ServedRepo, &gix::Repository) -> Result<T, ResourceError> + Send + 'static,
+        f: impl FnOnce(&ServedRepo, &gix::Repository, &Stop) -> Result<T, ResourceError>
+        + Send
+        + 'static,
     ) -> Result<T, ResourceError> {
         let served = Arc::clone(&self.served);
-        tokio::task::spawn_blocking(move || {
+        blocking::stoppable(move |stop| {
             let repo = served.repo.to_thread_local();
-            f(&served, &repo)
+            f(&served, &repo, stop)
         })
         .await
-        .unwrap_or_else(|e| Err(ResourceError::internal(format!("git task failed: {e}"))))
     }
 }
 
-/// A gix failure: logged, and an internal error (whose details the client never sees).
+/// A gix failure: logged, and an internal error (whose details the client never sees);
+/// or work stopped because its request went away.
 fn gix_error(uri: &str, e: &GixError) -> ResourceError {
+    if repo::is_stopped(e) {
+        return cancelled(uri);
+    }
     ResourceError::internal(format!("{uri}: {e}"))
 }
 
@@ -354,9 +365,12 @@ impl Provider for GitProvider {
         let after = req.after.map(<[u8]>::to_vec);
         let limit = req.limit.max(1);
         let filter = req.filter.cloned();
-        self.blocking(move |s, repo| match parent {
-            None => s.list_refs(repo, after.as_deref(), limit, filter.as_ref()),
-            Some(uri) => s.list_children(repo, &uri, after.as_deref(), limit, filter.as_ref()),
+        self.with_repo(move |s, repo, stop| {
+            let paging = (after.as_deref(), limit, filter.as_ref());
+            match parent {
+                None => s.list_refs(repo, paging, stop),
+                Some(uri) => s.list_children(repo, &uri, paging, stop),
+            }
         })
         .await
     }
@@ -366,9 +380,9 @@ impl Provider for GitProvider {
     async fn subscribe(&self, _ctx: &RequestContext, uri: &str) -> Result<(), ResourceError> {
         self.served.subscribed.watching().await;
         let uri = uri.to_owned();
-        self.blocking(move |s, repo| {
-            s.metadata(repo, &uri)?;
-            if let Ok(refs) = Refs::read(repo, s.config.max_refs)
+        self.with_repo(move |s, repo, stop| {
+            s.metadata(repo, &uri, stop)?;
+            if let Ok(refs) = Refs::read(repo, s.config.max_refs, stop)
                 && let Some(digest) = s.digest_at(repo, &refs, &uri)
             {
                 s.subscribed.remember(&uri, digest);
@@ -380,13 +394,14 @@ impl Provider for GitProvider {
 
     async fn metadata(&self, _ctx: &RequestContext, uri: &str) -> Result<Resource, ResourceError> {
         let uri = uri.to_owned();
-        self.blocking(move |s, repo| s.metadata(repo, &uri)).await
+        self.with_repo(move |s, repo, stop| s.metadata(repo, &uri, stop))
+            .await
     }
 
     async fn read(&self, ctx: &RequestContext, uri: &str) -> Result<ReadOutput, ResourceError> {
         let owned = uri.to_owned();
         let size = match self
-            .blocking(move |s, repo| s.read(repo, &owned, false))
+            .with_repo(move |s, repo, stop| s.read(repo, &owned, false, stop))
             .await?
         {
             Ok(output) => return Ok(output),
@@ -395,7 +410,7 @@ impl Provider for GitProvider {
         ctx.reserve(size).await;
         let owned = uri.to_owned();
         match self
-            .blocking(move |s, repo| s.read(repo, &owned, true))
+            .with_repo(move |s, repo, stop| s.read(repo, &owned, true, stop))
             .await?
         {
             Ok(output) => Ok(output),
@@ -415,7 +430,9 @@ impl Provider for GitProvider {
         let argument = req.argument.to_owned();
         let value = req.value.to_owned();
         let context_ref = req.context.get("ref").cloned();
-        self.blocking(move |s, repo| s.complete(repo, &argument, &value, context_ref.as_deref()))
-            .await
+        self.with_repo(move |s, repo, stop| {
+            s.complete(repo, &argument, &value, context_ref.as_deref(), stop)
+        })
+        .await
     }
 }

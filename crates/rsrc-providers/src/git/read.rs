@@ -17,19 +17,21 @@ use super::locate::Located;
 use super::names::{self, RefName};
 use super::repo::{self, Node, Resolved};
 use super::{RESERVE_FROM, ServedRepo, gix_error};
+use crate::kit::blocking::Signal;
 use crate::kit::content::{mime_for, mime_from_name, text_or_bytes};
 
 impl ServedRepo {
     /// Reads `uri`; or, for a blob large enough to count against the server's budget of
     /// content in flight and not `reserved` yet, only its size (`Err`): the caller
-    /// reserves that much and asks again.
+    /// reserves that much and asks again. `stop` is looked at between a tree's blobs.
     pub(super) fn read(
         &self,
         repo: &gix::Repository,
         uri: &str,
         reserved: bool,
+        stop: &dyn Signal,
     ) -> Result<Result<ReadOutput, u64>, ResourceError> {
-        let located = self.locate(repo, uri)?;
+        let located = self.locate(repo, uri, stop)?;
         if let Located::File { id, .. } = &located
             && !reserved
         {
@@ -46,7 +48,7 @@ impl ServedRepo {
                 path,
                 tree,
             } => (
-                self.collection(repo, uri, &name, &at, &path, tree)?,
+                self.collection(repo, uri, (&name, &at, &path, tree), stop)?,
                 Some(name),
             ),
             Located::File {
@@ -117,12 +119,10 @@ impl ServedRepo {
         &self,
         repo: &gix::Repository,
         uri: &str,
-        name: &RefName,
-        at: &Resolved,
-        path: &[BString],
-        tree: ObjectId,
+        (name, at, path, tree): (&RefName, &Resolved, &[BString], ObjectId),
+        stop: &dyn Signal,
     ) -> Result<Vec<ResourceContents>, ResourceError> {
-        let entries = repo::entries(repo, tree).map_err(|e| gix_error(uri, &e))?;
+        let entries = repo::entries(repo, tree, stop).map_err(|e| gix_error(uri, &e))?;
         let budget = self.config.collection_budget;
         let mut out = Vec::new();
         let mut used = 0u64;
@@ -131,6 +131,7 @@ impl ServedRepo {
             let Node::File(id, kind) = e.node else {
                 continue;
             };
+            repo::check(stop).map_err(|err| gix_error(uri, &err))?;
             let size = repo::size(repo, id).map_err(|err| gix_error(uri, &err))?;
             if used + size > budget {
                 continue;

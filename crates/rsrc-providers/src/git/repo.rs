@@ -14,6 +14,10 @@
 //!   the secrets it may hold) is not served.
 //! - Malformed objects (a tag whose target cannot be read, a tree that does not parse)
 //!   fail the request that met them; nothing here panics on repository content.
+//! - Long work (reading the references, walking the history, reading a tree's entries)
+//!   looks at its request's stop signal ([`crate::kit::blocking`]) between references,
+//!   commits and entries, and ends with [`Stopped`] carried as a [`GixError`] once it is
+//!   set; a history walk that stopped is never remembered.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -23,6 +27,7 @@ use gix::bstr::{BStr, BString, ByteSlice};
 use gix::objs::tree::EntryKind;
 
 use super::names::{self, RefName, is_served, resolve_in, valid_component};
+use crate::kit::blocking::{Signal, Stopped};
 
 /// A gix failure (I/O, a corrupt object): an internal error for the client.
 pub(crate) type GixError = gix::Error;
@@ -36,6 +41,16 @@ pub(crate) const MAX_INFLATE: u64 = 64 * 1024 * 1024;
 /// The most commits remembered as reachable; in a larger history, commit ids beyond the
 /// first this many found are not served (by id; the refs still are).
 const MAX_REACHABLE: usize = 4_000_000;
+
+/// `Err(Stopped)` as a [`GixError`] once `stop` is set: `check(stop)?` between steps.
+pub(crate) fn check(stop: &dyn Signal) -> Result<(), GixError> {
+    stop.check().map_err(GixError::from_error)
+}
+
+/// Whether `e` is a [`Stopped`] carried as a [`GixError`].
+pub(crate) fn is_stopped(e: &GixError) -> bool {
+    e.downcast_any_ref::<Stopped>().is_some()
+}
 
 /// A tree, commit or tag object, inflated only if its header says it is within
 /// [`MAX_INFLATE`]; `None` if there is no such object.
@@ -75,6 +90,7 @@ impl Reachable {
         repo: &gix::Repository,
         refs: &Refs,
         id: ObjectId,
+        stop: &dyn Signal,
     ) -> Result<bool, GixError> {
         let mut tips: Vec<ObjectId> = refs.map.values().copied().collect();
         tips.sort_unstable();
@@ -92,7 +108,7 @@ impl Reachable {
         let set = match set {
             Some(set) => set,
             None => {
-                let set = Arc::new(walk_history(repo, &tips)?);
+                let set = Arc::new(walk_history(repo, &tips, stop)?);
                 *self.cached.lock().unwrap_or_else(PoisonError::into_inner) = Some(History {
                     tips,
                     commits: Arc::clone(&set),
@@ -104,8 +120,13 @@ impl Reachable {
     }
 }
 
-/// Every commit reachable from `tips` (at most [`MAX_REACHABLE`]).
-fn walk_history(repo: &gix::Repository, tips: &[ObjectId]) -> Result<HashSet<ObjectId>, GixError> {
+/// Every commit reachable from `tips` (at most [`MAX_REACHABLE`]), looking at `stop`
+/// before each.
+fn walk_history(
+    repo: &gix::Repository,
+    tips: &[ObjectId],
+    stop: &dyn Signal,
+) -> Result<HashSet<ObjectId>, GixError> {
     let mut set = HashSet::new();
     // Tips that are not commits (a tag of a tree) have no history to walk.
     let commits: Vec<ObjectId> = tips
@@ -119,6 +140,7 @@ fn walk_history(repo: &gix::Repository, tips: &[ObjectId]) -> Result<HashSet<Obj
         })
         .collect();
     for info in repo.rev_walk(commits).all()? {
+        check(stop)?;
         let Ok(info) = info else { break };
         if set.len() >= MAX_REACHABLE {
             tracing::warn!(
@@ -141,8 +163,13 @@ pub(crate) struct Refs {
 
 impl Refs {
     /// Reads `HEAD`, the branches and the tags (loose and packed), at most `max` of them.
-    /// References that cannot be read or peeled (dangling, broken) are left out.
-    pub(crate) fn read(repo: &gix::Repository, max: usize) -> Result<Refs, GixError> {
+    /// References that cannot be read or peeled (dangling, broken) are left out. `stop`
+    /// is looked at before each.
+    pub(crate) fn read(
+        repo: &gix::Repository,
+        max: usize,
+        stop: &dyn Signal,
+    ) -> Result<Refs, GixError> {
         let mut map = BTreeMap::new();
         if let Ok(id) = repo.head_id() {
             map.insert(BString::from("HEAD"), id.detach());
@@ -151,6 +178,7 @@ impl Refs {
         let iters = [platform.local_branches()?, platform.tags()?];
         'all: for iter in iters {
             for r in iter.peeled()? {
+                check(stop)?;
                 if map.len() >= max {
                     tracing::debug!(max, "more references than served; the rest are left out");
                     break 'all;
@@ -249,11 +277,12 @@ pub(crate) fn resolve(
     name: &RefName,
     reachable: &Reachable,
     max_refs: usize,
+    stop: &dyn Signal,
 ) -> Result<Option<Resolved>, GixError> {
     let (full, id) = match name {
         RefName::Id(id) => {
-            let refs = Refs::read(repo, max_refs)?;
-            if !reachable.contains(repo, &refs, *id)? {
+            let refs = Refs::read(repo, max_refs, stop)?;
+            if !reachable.contains(repo, &refs, *id, stop)? {
                 return Ok(None);
             }
             (None, *id)
@@ -374,8 +403,12 @@ pub(crate) struct Entry {
 }
 
 /// The entries of a tree, bytewise by name: submodules (commits) and names that cannot be
-/// a path component are left out.
-pub(crate) fn entries(repo: &gix::Repository, tree: ObjectId) -> Result<Vec<Entry>, GixError> {
+/// a path component are left out. `stop` is looked at before each entry.
+pub(crate) fn entries(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    stop: &dyn Signal,
+) -> Result<Vec<Entry>, GixError> {
     let Some(obj) = find_capped(repo, tree)? else {
         return Ok(Vec::new());
     };
@@ -384,6 +417,7 @@ pub(crate) fn entries(repo: &gix::Repository, tree: ObjectId) -> Result<Vec<Entr
     }
     let mut out = Vec::new();
     for e in gix::objs::TreeRefIter::from_bytes(&obj.data, tree.kind()) {
+        check(stop)?;
         let e = e?;
         if !valid_component(e.filename) {
             continue;

@@ -26,6 +26,7 @@ use rsrc::ChangeFeed;
 use super::ServedRepo;
 use super::names::{self, Target};
 use super::repo::{self, Refs};
+use crate::kit::blocking::Stop;
 use crate::kit::watch::{self, Runs, Source, Subscribed};
 
 /// The most subscribed URIs whose objects are compared per change.
@@ -34,7 +35,7 @@ pub(super) const MAX_CHECKED: usize = 16 * 1024;
 /// Takes the first look, then polls every `interval` on a thread of its own.
 pub(super) fn start(served: &Arc<ServedRepo>, feed: &ChangeFeed, interval: Duration) {
     let repo = served.repo.to_thread_local();
-    let first = Refs::read(&repo, served.config.max_refs).ok();
+    let first = Refs::read(&repo, served.config.max_refs, &Stop::default()).ok();
     watch::start(
         served,
         feed,
@@ -60,7 +61,7 @@ impl Source for ServedRepo {
     }
 
     async fn look(&self, repo: &mut gix::Repository) -> Result<Refs, String> {
-        Refs::read(repo, self.config.max_refs)
+        Refs::read(repo, self.config.max_refs, &Stop::default())
             .map_err(|e| format!("cannot read the git references: {e}"))
     }
 

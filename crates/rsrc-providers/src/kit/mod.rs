@@ -4,6 +4,7 @@
 //! | piece | what it is | used by |
 //! |---|---|---|
 //! | [`refusal`] | the refusal that looks like not-found | all |
+//! | [`blocking`] | work on a blocking thread, stopped when its request goes away | `fs`, `skills`, `sqlite`, `git` |
 //! | [`source_name`] | the rule for source names | `fs`, `sqlite`, `postgres`, `git` |
 //! | [`segment`] | URI segment encoding | all |
 //! | [`content`] | MIME and text detection | `fs`, `git`, `skills` |
@@ -27,6 +28,13 @@
     feature = "git"
 ))]
 pub(crate) mod armed;
+#[cfg(any(
+    feature = "fs",
+    feature = "sqlite",
+    feature = "git",
+    feature = "skills"
+))]
+pub(crate) mod blocking;
 #[cfg(any(feature = "fs", feature = "git", feature = "skills"))]
 pub(crate) mod content;
 #[cfg(all(unix, any(feature = "fs", feature = "skills")))]

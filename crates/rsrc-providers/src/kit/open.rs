@@ -8,21 +8,26 @@
 //!   device or socket swapped in after a `stat` is never read and never blocks.
 //! - At most `cap + 1` bytes are read: a file larger than the cap, or one that grows past
 //!   it while being read, is refused rather than truncated.
-//! - A large read stops between chunks once its stop flag is set.
+//! - A large file is read on a blocking thread ([`read_file`]), once the server's budget
+//!   of content in flight has room for it, and stops between chunks once its request
+//!   goes away ([`super::blocking`]).
 //! - Everything that means "not reachable from this root" answers exactly like a missing
 //!   resource, and no host path ever reaches the client ([`io_error`]).
 
 use std::io::{self, Read};
-#[cfg(feature = "fs")]
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use cap_std::fs::{Dir, File, Metadata, OpenOptions, OpenOptionsExt};
 
-use rsrc::ResourceError;
+use rsrc::{RequestContext, ResourceError};
 
+use super::blocking::{self, Panicked, Signal, Stop, cancelled, is_stopped};
 use super::refusal::refused;
 use super::rel_path::RelPath;
+
+/// Files up to this size are read on the calling task by default; larger ones on a
+/// blocking thread. Page-cache reads of small files cost microseconds, less than a
+/// thread hop.
+pub(crate) const INLINE_READ: u64 = 256 * 1024;
 
 /// Opening must never block (a FIFO) nor adopt a terminal.
 fn open_flags() -> i32 {
@@ -46,6 +51,12 @@ pub(crate) enum ReadError {
 impl From<io::Error> for ReadError {
     fn from(e: io::Error) -> Self {
         ReadError::Io(e)
+    }
+}
+
+impl From<Panicked> for ReadError {
+    fn from(e: Panicked) -> Self {
+        ReadError::Io(e.into())
     }
 }
 
@@ -94,16 +105,37 @@ pub(crate) fn open_resolved(
     Ok((file, md, true))
 }
 
+/// Reads a whole open regular file of at most `cap` bytes (`md` is its metadata): on the
+/// calling task if it is at most `inline` bytes, else on a blocking thread once the
+/// server's budget of content in flight has room for it. The blocking read stops between
+/// chunks when the returned future is dropped (the request was cancelled, or its client
+/// went away).
+pub(crate) async fn read_file(
+    ctx: &RequestContext,
+    file: File,
+    md: Metadata,
+    cap: u64,
+    inline: u64,
+) -> Result<Vec<u8>, ReadError> {
+    if md.len() <= inline {
+        return read_open(file, &md, cap, &Stop::default());
+    }
+    if md.len() <= cap {
+        ctx.reserve(md.len()).await;
+    }
+    blocking::stoppable(move |stop| read_open(file, &md, cap, stop)).await
+}
+
 /// Reads a whole open regular file of at most `cap` bytes; `md` is its metadata.
 ///
-/// A large file is read in chunks, and `stop` is checked before each: once it is set
+/// A large file is read in chunks, and `stop` is looked at before each: once it is set
 /// (the request was cancelled, or its client went away) the read ends with
 /// [`ReadError::Cancelled`] instead of finishing work nobody will see.
 pub(crate) fn read_open(
     file: File,
     md: &Metadata,
     cap: u64,
-    stop: &AtomicBool,
+    stop: &dyn Signal,
 ) -> Result<Vec<u8>, ReadError> {
     if !md.is_file() {
         return Err(ReadError::NotRegular);
@@ -127,6 +159,9 @@ pub(crate) fn read_open(
 /// answers exactly like a missing resource, and no host path ever reaches the client.
 pub(crate) fn io_error(uri: &str, e: &io::Error) -> ResourceError {
     use rustix::io::Errno;
+    if is_stopped(e) {
+        return cancelled(uri);
+    }
     let unreachable = matches!(
         e.kind(),
         io::ErrorKind::NotFound | io::ErrorKind::NotADirectory | io::ErrorKind::PermissionDenied
@@ -147,38 +182,26 @@ pub(crate) fn io_error(uri: &str, e: &io::Error) -> ResourceError {
 pub(crate) fn read_error(uri: &str, e: ReadError, cap: u64) -> ResourceError {
     match e {
         ReadError::NotRegular => refused(uri, "not a regular file"),
-        ReadError::Cancelled => ResourceError::unavailable(uri, "the read was cancelled"),
+        ReadError::Cancelled => cancelled(uri),
         ReadError::TooLarge { size } => ResourceError::too_large(uri.to_owned(), size, cap),
         ReadError::Io(e) => io_error(uri, &e),
-    }
-}
-
-/// Sets its flag when dropped: held by the future that waits for a blocking read, so that
-/// dropping the future stops the read.
-#[cfg(feature = "fs")]
-pub(crate) struct StopOnDrop(pub(crate) Arc<AtomicBool>);
-
-#[cfg(feature = "fs")]
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
     }
 }
 
 /// How much is read between two looks at the stop flag.
 const CHUNK: u64 = 1024 * 1024;
 
-/// Reads to the end into `buf`, refusing more than `cap` bytes, checking `stop` before
+/// Reads to the end into `buf`, refusing more than `cap` bytes, looking at `stop` before
 /// every chunk.
 fn read_chunked(
     file: impl Read,
     mut buf: Vec<u8>,
     cap: u64,
-    stop: &AtomicBool,
+    stop: &dyn Signal,
 ) -> Result<Vec<u8>, ReadError> {
     let mut file = file.take(cap + 1);
     loop {
-        if stop.load(Ordering::Relaxed) {
+        if stop.stopped() {
             return Err(ReadError::Cancelled);
         }
         if (&mut file).take(CHUNK).read_to_end(&mut buf)? == 0 {
@@ -279,9 +302,9 @@ mod tests {
         assert_eq!(got, data);
     }
 
-    /// Endless bytes that set the stop flag after `after` reads.
+    /// Endless bytes that set the stop signal after `after` reads.
     struct Endless<'a> {
-        stop: &'a AtomicBool,
+        stop: &'a Stop,
         after: usize,
         reads: usize,
     }
@@ -290,7 +313,7 @@ mod tests {
         fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
             self.reads += 1;
             if self.reads == self.after {
-                self.stop.store(true, Ordering::Relaxed);
+                self.stop.stop();
             }
             out.fill(b'x');
             Ok(out.len())
@@ -299,7 +322,7 @@ mod tests {
 
     #[test]
     fn a_large_read_stops_at_the_next_chunk_once_stopped() {
-        let stop = AtomicBool::new(false);
+        let stop = Stop::default();
         let mut endless = Endless {
             stop: &stop,
             after: 3,
@@ -313,7 +336,7 @@ mod tests {
 
     #[test]
     fn a_chunked_read_matches_the_file_or_is_refused_past_the_cap() {
-        let stop = AtomicBool::new(false);
+        let stop = Stop::default();
         let data = vec![7u8; 3 * CHUNK as usize + 5];
         let got = read_chunked(&data[..], Vec::new(), 1 << 30, &stop).unwrap();
         assert_eq!(got, data);

@@ -13,7 +13,6 @@
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 use std::time::SystemTime;
 
 use cap_std::fs::Dir;
@@ -22,6 +21,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{PREFIX, Root, manifest};
+use crate::kit::blocking::Stop;
 use crate::kit::open::{open_checked, read_open};
 use crate::kit::rel_path::RelPath;
 
@@ -332,7 +332,7 @@ fn skill(
 fn read_text(dir: &Dir, rel: &RelPath, cap: u64) -> Result<String, manifest::Refusal> {
     let (file, md) = open_checked(dir, rel)
         .map_err(|e| manifest::Refusal(format!("{} cannot be read: {e:?}", rel.encode())))?;
-    let bytes = read_open(file, &md, cap, &AtomicBool::new(false))
+    let bytes = read_open(file, &md, cap, &Stop::default())
         .map_err(|e| manifest::Refusal(format!("{} cannot be read: {e:?}", rel.encode())))?;
     String::from_utf8(bytes)
         .map_err(|_| manifest::Refusal(format!("{} is not UTF-8", rel.encode())))
@@ -342,7 +342,7 @@ fn read_text(dir: &Dir, rel: &RelPath, cap: u64) -> Result<String, manifest::Ref
 fn digest(dir: &Dir, rel: &RelPath) -> Result<String, manifest::Refusal> {
     let (file, md) = open_checked(dir, rel)
         .map_err(|e| manifest::Refusal(format!("{} cannot be read: {e:?}", rel.encode())))?;
-    let bytes = read_open(file, &md, MAX_BYTES, &AtomicBool::new(false))
+    let bytes = read_open(file, &md, MAX_BYTES, &Stop::default())
         .map_err(|e| manifest::Refusal(format!("{} cannot be read: {e:?}", rel.encode())))?;
     let hash = Sha256::digest(&bytes);
     let mut out = String::with_capacity(7 + 64);

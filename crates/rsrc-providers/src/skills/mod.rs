@@ -10,7 +10,8 @@
 //!   an entry, the listing and the files served always describe the same scan.
 //! - Only regular, non-hidden files inside a skill directory are served; symbolic links
 //!   are never followed, and files are opened through the root's capability handle, as
-//!   the filesystem provider does.
+//!   the filesystem provider does; a large file is read on a blocking thread that stops
+//!   when its request goes away (`kit::open::read_file`).
 //! - A directory that breaks the naming rules or the limits (512 files, 16 MiB) is not
 //!   served at all, with a warning naming the reason: never a partial skill.
 //! - A changed file changes its digest in the next snapshot and notifies its subscribers;
@@ -20,7 +21,6 @@ mod index;
 mod manifest;
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
@@ -37,7 +37,7 @@ use rsrc::{
 use serde_json::{Map, Value, json};
 
 use crate::kit::content::{mime_from_name, text_or_bytes};
-use crate::kit::open::{open_resolved, read_error, read_open};
+use crate::kit::open::{INLINE_READ, open_resolved, read_error, read_file};
 use crate::kit::rel_path::RelPath;
 use crate::poll::Turns;
 use index::{FileInfo, Index, publish, scan};
@@ -388,7 +388,7 @@ impl Provider for SkillsProvider {
         Self::resource(&self.index(), uri).ok_or_else(|| ResourceError::not_found(uri))
     }
 
-    async fn read(&self, _ctx: &RequestContext, uri: &str) -> Result<ReadOutput, ResourceError> {
+    async fn read(&self, ctx: &RequestContext, uri: &str) -> Result<ReadOutput, ResourceError> {
         let index = self.index();
         let cache = Some(self.served.config.cache);
         let Some(f) = index.files.get(uri) else {
@@ -415,7 +415,8 @@ impl Provider for SkillsProvider {
             Ok((file, md, linked)) if !linked || unlinked(&f.rel) => (file, md),
             _ => return Err(ResourceError::not_found(uri)),
         };
-        let bytes = read_open(file, &md, MAX_BYTES, &AtomicBool::new(false))
+        let bytes = read_file(ctx, file, md, MAX_BYTES, INLINE_READ)
+            .await
             .map_err(|e| read_error(uri, e, MAX_BYTES))?;
         let mut resource = Self::file_resource(uri, f);
         resource.size = Some(bytes.len() as u64);

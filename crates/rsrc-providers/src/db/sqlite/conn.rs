@@ -7,8 +7,8 @@
 //!   a view or trigger the database file defines) and `defensive` on. Nothing this
 //!   module hands out can write.
 //! - Every use runs under a [`Budget`]: a progress handler stops the statement once the
-//!   budget's deadline passes or its request is dropped, so a pathological view cannot
-//!   hold a thread. No value longer than the row limit is ever materialised
+//!   budget's deadline passes or its request is dropped (the budget is the stop signal
+//!   of [`crate::kit::blocking`]), so a pathological view cannot hold a thread. No value longer than the row limit is ever materialised
 //!   (`SQLITE_LIMIT_LENGTH`).
 //! - At most `max_idle` connections are kept; a checkout never waits (the provider bounds
 //!   how many requests use a database at once, before they take a thread).
@@ -19,6 +19,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use rsrc::ResourceError;
+
+use crate::kit::blocking::{Panicked, Signal};
 use rusqlite::config::DbConfig;
 use rusqlite::limits::Limit;
 use rusqlite::{Connection, OpenFlags};
@@ -57,7 +59,9 @@ pub(super) struct Limits {
     pub(super) max_row_bytes: u64,
 }
 
-/// The time a request may spend in SQLite, and whether it is still wanted.
+/// The time a request may spend in SQLite, and whether it is still wanted: the signal
+/// the work of a request looks at (through the progress handler, between statements'
+/// steps), set when the request goes away or once the deadline passes.
 #[derive(Debug)]
 pub(super) struct Budget {
     deadline: Instant,
@@ -72,24 +76,16 @@ impl Budget {
             stopped: AtomicBool::new(false),
         })
     }
-
-    /// Stops whatever runs under this budget at its next progress check.
-    pub(super) fn stop(&self) {
-        self.stopped.store(true, Ordering::Relaxed);
-    }
-
-    fn exhausted(&self) -> bool {
-        self.stopped.load(Ordering::Relaxed) || Instant::now() >= self.deadline
-    }
 }
 
-/// Stops a budget when dropped: held by the request's future, so that a cancelled (dropped)
-/// request interrupts the statement it started on a blocking thread.
-pub(super) struct StopOnDrop(pub(super) Arc<Budget>);
+impl Signal for Budget {
+    fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed) || Instant::now() >= self.deadline
+    }
 
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.stop();
+    /// Stops whatever runs under this budget at its next progress check.
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::Relaxed);
     }
 }
 
@@ -137,7 +133,7 @@ pub(super) fn open(location: &Location, limits: &Limits) -> rusqlite::Result<Con
     let checked = Arc::clone(&budget);
     conn.progress_handler(
         PROGRESS_STEPS,
-        Some(move || lock(&checked).as_ref().is_some_and(|b| b.exhausted())),
+        Some(move || lock(&checked).as_ref().is_some_and(|b| b.stopped())),
     )?;
     Ok(Conn { conn, budget })
 }
@@ -217,6 +213,12 @@ pub(super) enum OpError {
     Sql(rusqlite::Error),
     /// Anything else.
     Internal(String),
+}
+
+impl From<Panicked> for OpError {
+    fn from(e: Panicked) -> Self {
+        OpError::Internal(e.to_string())
+    }
 }
 
 impl From<rusqlite::Error> for OpError {

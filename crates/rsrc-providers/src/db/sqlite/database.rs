@@ -17,8 +17,8 @@ use tokio::sync::Semaphore;
 
 use super::catalog::{self, Catalog};
 use super::conn::{self, Budget, Limits, Location, OpError, Pool};
-use super::ops;
 use super::{LEVELS, Origin, SqliteConfig, SqliteError, SqliteSource};
+use super::{digest, rows};
 use crate::db::{Target, database_uri, parse, schema_json};
 use crate::kit::watch::Subscribed;
 
@@ -169,7 +169,7 @@ impl Database {
         Ok(fresh)
     }
 
-    /// The digest of what `uri` names now ([`ops::MISSING`] if nothing).
+    /// The digest of what `uri` names now ([`digest::MISSING`] if nothing).
     pub(super) fn digest(
         &self,
         conn: &Connection,
@@ -177,7 +177,7 @@ impl Database {
         uri: &str,
     ) -> Result<u64, OpError> {
         let Some(target) = parse(uri, LEVELS.len()) else {
-            return Ok(ops::MISSING);
+            return Ok(digest::MISSING);
         };
         let rel = match &target {
             Target::Database { .. } => return Ok(cat.fingerprint()),
@@ -185,18 +185,18 @@ impl Database {
             | Target::Schema { path, .. }
             | Target::Row { path, .. } => match cat.get(&path[0]) {
                 Some(r) => r,
-                None => return Ok(ops::MISSING),
+                None => return Ok(digest::MISSING),
             },
         };
         let max = self.settings.max_row_bytes;
         Ok(match &target {
             Target::Relation { .. } => {
-                ops::relation_digest(conn, rel, self.settings.exact_digest_rows, max)?
+                digest::relation_digest(conn, rel, self.settings.exact_digest_rows, max)?
             }
-            Target::Schema { .. } => ops::hash_str(&schema_json(&self.name, &rel.info)),
-            Target::Row { key, .. } => match ops::read_row(conn, rel, key, max, false)? {
-                Some(row) => ops::hash_str(&row.json),
-                None => ops::MISSING,
+            Target::Schema { .. } => digest::hash_str(&schema_json(&self.name, &rel.info)),
+            Target::Row { key, .. } => match rows::read_row(conn, rel, key, max, false)? {
+                Some(row) => digest::hash_str(&row.json),
+                None => digest::MISSING,
             },
             Target::Database { .. } => cat.fingerprint(),
         })

@@ -15,13 +15,14 @@ use rsrc::{
     RequestContext, ResourceError, SearchRequest, keyset,
 };
 
-use super::conn::{OpError, StopOnDrop};
+use super::conn::OpError;
 use super::resources::{database_resource, list_default, relation_resource, schema_documents};
-use super::{SqliteProvider, ops, relation, search, watch};
+use super::{SqliteProvider, complete, digest, relation, rows, search, watch};
 use crate::db::resources::{
     RelationPosition, relation_page, row_contents, row_resource, schema_contents, schema_resource,
 };
 use crate::db::{JSON_MIME_TYPE, Target, database_uri, row_uri, schema_json};
+use crate::kit::blocking;
 
 impl Provider for SqliteProvider {
     fn templates(&self) -> Vec<ResourceTemplate> {
@@ -134,7 +135,7 @@ impl Provider for SqliteProvider {
                 db.digest(c, cat, &owned)
             })
             .await?;
-        if digest == ops::MISSING {
+        if digest == digest::MISSING {
             return Err(ResourceError::not_found(uri));
         }
         db.subscribed.remember(uri, digest);
@@ -153,13 +154,12 @@ impl Provider for SqliteProvider {
             let after = req.after.map(<[u8]>::to_vec);
             let cache = self.config.cache;
             let budget = self.budget();
-            let _stop = StopOnDrop(Arc::clone(&budget));
-            return tokio::task::spawn_blocking(move || {
+            let held = Arc::clone(&budget);
+            return blocking::run(budget, move |_| {
                 let paging = (after.as_deref(), limit, filter.as_ref());
-                list_default(&dbs, &budget, paging, cache)
+                list_default(&dbs, &held, paging, cache)
             })
-            .await
-            .unwrap_or_else(|e| Err(ResourceError::internal(e)));
+            .await;
         };
         let (target, db) = self.resolve(uri)?;
         let after = req.after.map(<[u8]>::to_vec);
@@ -190,7 +190,7 @@ impl Provider for SqliteProvider {
                         .ok_or_else(|| OpError::BadPosition)?;
                     let rows = match from.rows_to_fetch(limit, filter.as_ref()) {
                         0 => (Vec::new(), true),
-                        want => ops::list_keys(c, rel, from.after_key(), want)?,
+                        want => rows::list_keys(c, rel, from.after_key(), want)?,
                     };
                     let schema = schema_resource(&db.name, &rel.info, None);
                     relation_page(
@@ -209,7 +209,7 @@ impl Provider for SqliteProvider {
                 }
                 Target::Row { path, key, .. } => {
                     let rel = relation(cat, &path)?;
-                    if ops::read_row(c, rel, &key, max, false)?.is_none() {
+                    if rows::read_row(c, rel, &key, max, false)?.is_none() {
                         return Err(OpError::NotFound);
                     }
                     return Err(OpError::NotACollection);
@@ -235,7 +235,7 @@ impl Provider for SqliteProvider {
                 }
                 Target::Row { path, key, .. } => {
                     let rel = relation(cat, &path)?;
-                    let row = ops::read_row(c, rel, &key, max, false)?.ok_or(OpError::NotFound)?;
+                    let row = rows::read_row(c, rel, &key, max, false)?.ok_or(OpError::NotFound)?;
                     row_resource(owned, &row.key, JSON_MIME_TYPE, row.json.len())
                 }
             })
@@ -264,7 +264,7 @@ impl Provider for SqliteProvider {
                             out.push(schema);
                         }
                         let path = [rel.name()];
-                        for row in ops::first_rows(c, rel, max_rows, max)? {
+                        for row in rows::first_rows(c, rel, max_rows, max)? {
                             let size = row.json.len() as u64;
                             if used + size > budget {
                                 continue;
@@ -287,7 +287,7 @@ impl Provider for SqliteProvider {
                     Target::Row { path, key, .. } => {
                         let rel = relation(cat, &path)?;
                         let row =
-                            ops::read_row(c, rel, &key, max, csv)?.ok_or(OpError::NotFound)?;
+                            rows::read_row(c, rel, &key, max, csv)?.ok_or(OpError::NotFound)?;
                         row_contents(&owned, &row.key, row.json, row.csv)
                     }
                 })
@@ -348,7 +348,7 @@ impl Provider for SqliteProvider {
                 let uri = database_uri(&db.name);
                 self.blocking_on(Arc::clone(db), &uri, move |_, c, cat| {
                     match cat.get(&table) {
-                        Some(rel) => ops::complete_key(c, rel, &prefix, scan),
+                        Some(rel) => complete::complete_key(c, rel, &prefix, scan),
                         None => Ok(Completion::empty()),
                     }
                 })

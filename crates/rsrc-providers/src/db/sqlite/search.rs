@@ -14,7 +14,7 @@ use rusqlite::Connection;
 use super::catalog::Catalog;
 use super::conn::OpError;
 use super::resources::{database_resource, relation_resource};
-use super::{Database, ops};
+use super::{Database, rows};
 use crate::db::resources::row_entry;
 use crate::db::{KeyValue, decode_key_position, encode_key_position};
 
@@ -134,7 +134,7 @@ pub(super) fn within(
                     return Ok(found);
                 }
                 let batch = BATCH.min(scan - found.examined);
-                let (keys, more) = ops::list_keys(conn, rel, after.as_deref(), batch)?;
+                let (keys, more) = rows::list_keys(conn, rel, after.as_deref(), batch)?;
                 let path = [rel.name()];
                 let mut last = None;
                 for key in keys {
