@@ -487,7 +487,10 @@ impl Resources {
                 .listed
                 .page(page, self.shared.server_info.get())
                 .map_err(|e| {
-                    ErrorData::internal_error(format!("a result rmcp's types cannot hold: {e}"), None)
+                    ErrorData::internal_error(
+                        format!("a result rmcp's types cannot hold: {e}"),
+                        None,
+                    )
                 }),
             Err(reply) => {
                 let mut result: ListResourcesResult = engine::decode(reply)?;

@@ -83,7 +83,10 @@ impl Listed {
         };
         let first = serde_json::to_vec(first)?;
         let kept = self.lock().by_first.get(first.as_slice()).cloned();
-        let mut json = Vec::with_capacity(kept.as_ref().map_or(first.len() * entries.len(), |p| p.json.len()));
+        let mut json = Vec::with_capacity(
+            kept.as_ref()
+                .map_or(first.len() * entries.len(), |p| p.json.len()),
+        );
         let mut ends = Vec::with_capacity(entries.len());
         for entry in entries {
             serde_json::to_writer(&mut json, entry)?;
@@ -102,7 +105,7 @@ impl Listed {
             start = end;
         }
         // Only encoded entries are listed again as they are; typed ones are built anew.
-        if entries.iter().all(|e| e.as_resource().is_none()) {
+        if entries.len() <= MAX_ENTRIES && entries.iter().all(|e| e.as_resource().is_none()) {
             let page = Arc::new(Page {
                 json,
                 resources: resources.clone(),
@@ -121,5 +124,58 @@ impl Listed {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Pages> {
         self.pages.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rsrc::protocol::Resource;
+
+    fn page(resources: Vec<ListEntry>) -> resources::ListResourcesResult<ListEntry> {
+        resources::ListResourcesResult {
+            resources,
+            next_cursor: Some("next".into()),
+            result_type: None,
+            ttl_ms: None,
+            cache_scope: None,
+            meta: None,
+        }
+    }
+
+    /// What rmcp's own decoding of the engine's encoding of `page` gives.
+    fn decoded(page: &resources::ListResourcesResult<ListEntry>) -> ListResourcesResult {
+        serde_json::from_slice(&serde_json::to_vec(page).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_page_listed_again_is_answered_as_decoded_and_a_changed_resource_anew() {
+        let listed = Listed::default();
+        let a = ListEntry::encoded(Resource::new("t:///a", "a").with_mime_type("text/plain"));
+        let b = ListEntry::encoded(Resource::new("t:///b", "b \"quoted\" é"));
+        let first = page(vec![a.clone(), b.clone()]);
+        let out = listed.page(first.clone(), None).unwrap();
+        assert_eq!(out, decoded(&first));
+        assert_eq!(listed.lock().entries, 2);
+        assert_eq!(listed.page(first.clone(), None).unwrap(), decoded(&first));
+
+        let b2 = ListEntry::encoded(Resource::new("t:///b", "b").with_mime_type("text/markdown"));
+        let changed = page(vec![a, b2]);
+        let out = listed.page(changed.clone(), None).unwrap();
+        assert_eq!(out, decoded(&changed));
+        assert_eq!(out.resources[1].mime_type.as_deref(), Some("text/markdown"));
+        assert_eq!(
+            listed.lock().entries,
+            2,
+            "the changed page replaced the kept one"
+        );
+    }
+
+    #[test]
+    fn typed_entries_are_decoded_every_time_and_not_kept() {
+        let listed = Listed::default();
+        let typed = page(vec![ListEntry::from(Resource::new("t:///a", "a"))]);
+        assert_eq!(listed.page(typed.clone(), None).unwrap(), decoded(&typed));
+        assert_eq!(listed.lock().entries, 0);
     }
 }
