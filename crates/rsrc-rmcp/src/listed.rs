@@ -153,7 +153,7 @@ mod tests {
         let listed = Listed::default();
         let a = ListEntry::encoded(Resource::new("t:///a", "a").with_mime_type("text/plain"));
         let b = ListEntry::encoded(Resource::new("t:///b", "b \"quoted\" é"));
-        let first = page(vec![a.clone(), b.clone()]);
+        let first = page(vec![a.clone(), b]);
         let out = listed.page(first.clone(), None).unwrap();
         assert_eq!(out, decoded(&first));
         assert_eq!(listed.lock().entries, 2);
