@@ -28,19 +28,33 @@ pub(crate) fn read_result(
     let mut out = ReadResourceResult::new(contents.into_iter().map(contents_of).collect());
     out.result_type = result_type.map(|_| ResultType::COMPLETE);
     out.ttl_ms = ttl_ms;
-    out.cache_scope = cache_scope.map(|s| match s {
+    out.cache_scope = cache_scope.map(cache_scope_of);
+    out.meta = result_meta(meta, server_info);
+    out
+}
+
+/// A cache scope as rmcp's.
+pub(crate) fn cache_scope_of(scope: rsrc::protocol::CacheScope) -> CacheScope {
+    match scope {
         rsrc::protocol::CacheScope::Public => CacheScope::Public,
         rsrc::protocol::CacheScope::Private => CacheScope::Private,
-    });
-    out.meta = meta.and_then(|m| match serde_json::to_value(m) {
+    }
+}
+
+/// A result's `_meta` as rmcp's, with `server_info` as the serverInfo of a 2026-07-28
+/// result.
+pub(crate) fn result_meta(
+    meta: Option<rsrc::protocol::ResultMeta>,
+    server_info: Option<&serde_json::Value>,
+) -> Option<MetaObject> {
+    meta.and_then(|m| match serde_json::to_value(m) {
         Ok(serde_json::Value::Object(map)) => {
             let mut meta = MetaObject(map);
             set_server_info(&mut meta, server_info);
             Some(meta)
         }
         _ => None,
-    });
-    out
+    })
 }
 
 /// Replaces the serverInfo the engine wrote (the rsrc `Server`'s name) with the rmcp

@@ -4,7 +4,8 @@
 //! A request rmcp has decoded is written back as the JSON-RPC request the engine takes
 //! (its params, with the `_meta` rmcp took out of them), run with [`Server::prepare`] and
 //! [`Server::run`], and its [`Reply`] decoded into rmcp's type. Only small things take
-//! that round trip: a read's contents come out typed ([`Reply::into_result`]).
+//! that round trip: a read's contents and a listing's pages come out typed
+//! ([`Reply::into_result`]; `convert.rs`, `listed.rs`).
 //!
 //! Invariants:
 //! - The revision a request is served under is the engine's decision, from the same

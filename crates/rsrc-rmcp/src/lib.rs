@@ -42,6 +42,7 @@
 mod announced;
 mod convert;
 mod engine;
+mod listed;
 mod replay;
 
 use std::borrow::Cow;
@@ -107,6 +108,8 @@ struct Shared {
     server_info: OnceLock<Value>,
     /// The last changes published, for listen streams (`replay.rs`).
     log: Arc<replay::ChangeLog>,
+    /// rmcp's forms of the resources listed so far (`listed.rs`).
+    listed: listed::Listed,
 }
 
 impl Clone for Resources {
@@ -155,6 +158,7 @@ impl Resources {
                 discovered,
                 server_info: OnceLock::new(),
                 log,
+                listed: listed::Listed::default(),
             }),
             connection: engine::Connection::default(),
         }
@@ -214,10 +218,7 @@ impl Resources {
     ) -> Result<ListResourcesResult, ErrorData> {
         let mut params = request.unwrap_or_default();
         params.meta = None;
-        let mut result: ListResourcesResult =
-            self.request(&context, "resources/list", &params).await?;
-        self.fix_meta(&mut result.meta);
-        Ok(result)
+        self.list(&context, "resources/list", &params).await
     }
 
     /// `resources/templates/list`.
@@ -459,11 +460,44 @@ impl Resources {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, ErrorData> {
         request.meta = None;
-        let mut result: ListResourcesResult = self
-            .request(&context, "resources/directory/read", &request)
-            .await?;
-        self.fix_meta(&mut result.meta);
-        Ok(result)
+        self.list(&context, "resources/directory/read", &request)
+            .await
+    }
+
+    /// A listing method (`resources/list`, `resources/directory/read`): the engine's
+    /// page, its resources in rmcp's form from the table of those listed before
+    /// (`listed.rs`).
+    async fn list<P: serde::Serialize>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        method: &str,
+        params: &P,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let reply = self
+            .call(context, method, params, engine::Mode::Request)
+            .await?
+            .ok_or_else(|| ErrorData::internal_error("no reply", None))?;
+        if let Some(e) = reply.error_object() {
+            return Err(engine::error_data(e));
+        }
+        type Page = rsrc::protocol::resources::ListResourcesResult<rsrc::ListEntry>;
+        match reply.into_result::<Page>() {
+            Ok(page) => self
+                .shared
+                .listed
+                .page(page, self.shared.server_info.get())
+                .map_err(|e| {
+                    ErrorData::internal_error(
+                        format!("a result rmcp's types cannot hold: {e}"),
+                        None,
+                    )
+                }),
+            Err(reply) => {
+                let mut result: ListResourcesResult = engine::decode(reply)?;
+                self.fix_meta(&mut result.meta);
+                Ok(result)
+            }
+        }
     }
 
     async fn call<P: serde::Serialize>(

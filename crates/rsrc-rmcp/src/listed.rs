@@ -1,0 +1,181 @@
+//! The engine's typed listing pages as rmcp's, a page's resources decoded into rmcp's
+//! `Resource` once rather than every time the page is listed again.
+//!
+//! Providers that list the same resources again and again hand them out already encoded
+//! ([`ListEntry::encoded`]); the rmcp form of a page of those is kept here with the
+//! page's encoding, so listing the page again costs a comparison of that encoding and a
+//! clone of the page (what a hand-written rmcp server pays to clone its own table), not
+//! a JSON decode of every resource.
+//!
+//! Invariants: a page's rmcp form is what rmcp's own decoding of the engine's encoding
+//! gives, so a page is the same on the wire with or without the table; a kept page
+//! answers only a page whose whole encoding is the same, so a resource that changed is
+//! never answered from an older form; the table holds the forms of at most
+//! [`MAX_ENTRIES`] resources, and starts again empty when full.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::{ListResourcesResult, Resource};
+use rsrc::ListEntry;
+use rsrc::protocol::resources;
+
+/// Most resources whose rmcp forms are kept (about 0.5 KB each with their encoding): a
+/// listing of this many resources is answered from the table on every pass after the
+/// first.
+pub(crate) const MAX_ENTRIES: usize = 1 << 16;
+
+/// A page of encoded entries and its rmcp form.
+struct Page {
+    /// The entries' encodings, one after the other.
+    json: Vec<u8>,
+    resources: Vec<Resource>,
+}
+
+/// The rmcp forms of the pages listed so far, keyed by the encoding of their first entry.
+#[derive(Default)]
+pub(crate) struct Listed {
+    pages: Mutex<Pages>,
+}
+
+#[derive(Default)]
+struct Pages {
+    by_first: HashMap<Box<[u8]>, Arc<Page>>,
+    entries: usize,
+}
+
+impl std::fmt::Debug for Listed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listed").finish_non_exhaustive()
+    }
+}
+
+impl Listed {
+    /// A page (already fitted to its revision by the engine) as rmcp's, with
+    /// `server_info` as the serverInfo of a 2026-07-28 result.
+    pub(crate) fn page(
+        &self,
+        page: resources::ListResourcesResult<ListEntry>,
+        server_info: Option<&serde_json::Value>,
+    ) -> Result<ListResourcesResult, serde_json::Error> {
+        let resources::ListResourcesResult {
+            resources,
+            next_cursor,
+            result_type,
+            ttl_ms,
+            cache_scope,
+            meta,
+        } = page;
+        let mut out = ListResourcesResult::with_all_items(self.resources(&resources)?);
+        out.next_cursor = next_cursor;
+        out.result_type = result_type.map(|_| rmcp::model::ResultType::COMPLETE);
+        out.ttl_ms = ttl_ms;
+        out.cache_scope = cache_scope.map(crate::convert::cache_scope_of);
+        out.meta = crate::convert::result_meta(meta, server_info);
+        Ok(out)
+    }
+
+    /// The entries in rmcp's form: the kept page's if it has the same encoding, else
+    /// decoded (and kept, if every entry is an encoded one).
+    fn resources(&self, entries: &[ListEntry]) -> Result<Vec<Resource>, serde_json::Error> {
+        let Some(first) = entries.first() else {
+            return Ok(Vec::new());
+        };
+        let first = serde_json::to_vec(first)?;
+        let kept = self.lock().by_first.get(first.as_slice()).cloned();
+        let mut json = Vec::with_capacity(
+            kept.as_ref()
+                .map_or(first.len() * entries.len(), |p| p.json.len()),
+        );
+        let mut ends = Vec::with_capacity(entries.len());
+        for entry in entries {
+            serde_json::to_writer(&mut json, entry)?;
+            ends.push(json.len());
+        }
+        if let Some(kept) = kept
+            && kept.resources.len() == entries.len()
+            && kept.json == json
+        {
+            return Ok(kept.resources.clone());
+        }
+        let mut start = 0;
+        let mut resources = Vec::with_capacity(entries.len());
+        for end in ends {
+            resources.push(serde_json::from_slice::<Resource>(&json[start..end])?);
+            start = end;
+        }
+        // Only encoded entries are listed again as they are; typed ones are built anew.
+        if entries.len() <= MAX_ENTRIES && entries.iter().all(|e| e.as_resource().is_none()) {
+            let page = Arc::new(Page {
+                json,
+                resources: resources.clone(),
+            });
+            let mut pages = self.lock();
+            if pages.entries + entries.len() > MAX_ENTRIES {
+                *pages = Pages::default();
+            }
+            pages.entries += entries.len();
+            if let Some(old) = pages.by_first.insert(first.into(), page) {
+                pages.entries -= old.resources.len();
+            }
+        }
+        Ok(resources)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Pages> {
+        self.pages.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rsrc::protocol::Resource;
+
+    fn page(resources: Vec<ListEntry>) -> resources::ListResourcesResult<ListEntry> {
+        resources::ListResourcesResult {
+            resources,
+            next_cursor: Some("next".into()),
+            result_type: None,
+            ttl_ms: None,
+            cache_scope: None,
+            meta: None,
+        }
+    }
+
+    /// What rmcp's own decoding of the engine's encoding of `page` gives.
+    fn decoded(page: &resources::ListResourcesResult<ListEntry>) -> ListResourcesResult {
+        serde_json::from_slice(&serde_json::to_vec(page).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_page_listed_again_is_answered_as_decoded_and_a_changed_resource_anew() {
+        let listed = Listed::default();
+        let a = ListEntry::encoded(Resource::new("t:///a", "a").with_mime_type("text/plain"));
+        let b = ListEntry::encoded(Resource::new("t:///b", "b \"quoted\" é"));
+        let first = page(vec![a.clone(), b]);
+        let out = listed.page(first.clone(), None).unwrap();
+        assert_eq!(out, decoded(&first));
+        assert_eq!(listed.lock().entries, 2);
+        assert_eq!(listed.page(first.clone(), None).unwrap(), decoded(&first));
+
+        let b2 = ListEntry::encoded(Resource::new("t:///b", "b").with_mime_type("text/markdown"));
+        let changed = page(vec![a, b2]);
+        let out = listed.page(changed.clone(), None).unwrap();
+        assert_eq!(out, decoded(&changed));
+        assert_eq!(out.resources[1].mime_type.as_deref(), Some("text/markdown"));
+        assert_eq!(
+            listed.lock().entries,
+            2,
+            "the changed page replaced the kept one"
+        );
+    }
+
+    #[test]
+    fn typed_entries_are_decoded_every_time_and_not_kept() {
+        let listed = Listed::default();
+        let typed = page(vec![ListEntry::from(Resource::new("t:///a", "a"))]);
+        assert_eq!(listed.page(typed.clone(), None).unwrap(), decoded(&typed));
+        assert_eq!(listed.lock().entries, 0);
+    }
+}
