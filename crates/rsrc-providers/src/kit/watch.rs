@@ -187,6 +187,8 @@ pub(crate) fn start<S: Source>(
         first,
         arming,
     );
+    // Without `postgres` only the thread arm is left.
+    #[allow(clippy::infallible_destructuring_match)]
     let name = match runs {
         #[cfg(feature = "postgres")]
         Runs::Task(name) => match tokio::runtime::Handle::try_current() {
