@@ -39,7 +39,7 @@ use crate::provider::{DynProvider, IntoProvider, Provider};
 
 pub use dispatch::{Handled, Incoming, Notice, Outcome, Prepared, Refusal};
 pub use reply::Reply;
-pub(crate) use reply::Streaming;
+pub(crate) use reply::{Framed, Streaming, holding};
 #[cfg(feature = "http")]
 pub(crate) use session::Negotiated;
 pub use session::Session;
