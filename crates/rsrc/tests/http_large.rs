@@ -221,6 +221,52 @@ async fn partly_read(
     (tcp, seen)
 }
 
+/// Reads a chunked HTTP/1.1 response to its last chunk: its head, and its body.
+async fn read_chunked(tcp: &mut TcpStream) -> (String, Vec<u8>) {
+    let mut buf = Vec::new();
+    let mut more = async |buf: &mut Vec<u8>| {
+        let mut chunk = vec![0; 64 * 1024];
+        let n = tokio::time::timeout(Duration::from_secs(20), tcp.read(&mut chunk))
+            .await
+            .expect("the response arrives")
+            .unwrap();
+        assert!(n > 0, "the connection closed inside the response");
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let end = |buf: &[u8], from: usize| {
+        buf[from..]
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .map(|i| from + i)
+    };
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        more(&mut buf).await;
+    };
+    let head = String::from_utf8(buf[..head_end].to_vec()).unwrap();
+    assert!(head.contains("transfer-encoding: chunked"), "{head}");
+    let (mut at, mut body) = (head_end, Vec::new());
+    loop {
+        let line = loop {
+            if let Some(line) = end(&buf, at) {
+                break line;
+            }
+            more(&mut buf).await;
+        };
+        let size = usize::from_str_radix(std::str::from_utf8(&buf[at..line]).unwrap(), 16).unwrap();
+        if size == 0 {
+            return (head, body);
+        }
+        while buf.len() < line + 2 + size + 2 {
+            more(&mut buf).await;
+        }
+        body.extend_from_slice(&buf[line + 2..line + 2 + size]);
+        at = line + 2 + size + 2;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resumed_legacy_stream_replays_a_large_reply_whole() {
     let server = server(256 * 1024 * 1024);
@@ -239,34 +285,26 @@ async fn a_resumed_legacy_stream_replays_a_large_reply_whole() {
 
     let sid = peer.session().unwrap().to_owned();
     let host = peer.host();
-    let mut resumed = peer
-        .open(
-            "GET",
-            &[
-                ("host", &host),
-                ("accept", "text/event-stream"),
-                ("mcp-session-id", &sid),
-                ("mcp-protocol-version", revision.as_str()),
-                ("last-event-id", "1-1"),
-            ],
-            b"",
-        )
-        .await;
-    assert_eq!(resumed.status, 200);
-    resumed.answering("resources/read");
-    let reply = resumed
-        .next_event(Duration::from_secs(20))
-        .await
-        .expect("the reply is replayed");
-    assert_eq!(reply.id.as_deref(), Some("1-2"));
+    let mut tcp = TcpStream::connect(&host).await.unwrap();
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nhost: {host}\r\naccept: text/event-stream\r\n\
+         mcp-session-id: {sid}\r\nmcp-protocol-version: {}\r\nlast-event-id: 1-1\r\n\r\n",
+        revision.as_str()
+    );
+    tcp.write_all(get.as_bytes()).await.unwrap();
+    let (head, body) = read_chunked(&mut tcp).await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.contains("content-type: text/event-stream"), "{head}");
+    // The reply, whole, and nothing else: the stream ends after it.
+    let mut event = b"id: 1-2\ndata: ".to_vec();
+    event.extend_from_slice(&expected);
+    event.extend_from_slice(b"\n\n");
     assert!(
-        reply.data.as_bytes() == expected,
+        body == event,
         "the replayed reply differs from stdio's line"
     );
-    assert!(
-        resumed.next_event(Duration::from_secs(20)).await.is_none(),
-        "the stream ends after its reply"
-    );
+    let msg: Value = serde_json::from_slice(&expected).unwrap();
+    validate(revision, &msg, Some("resources/read")).unwrap();
     // The stream is done: a new POST still gets its own stream.
     let again = peer.post(&request).await;
     assert_eq!(again.messages.len(), 2);
