@@ -39,7 +39,7 @@ use inside::ServerState;
 pub use builder::{BuildError, ServerBuilder, ServerConfig};
 pub use dispatch::{Handled, Incoming, Notice, Outcome, Prepared, Refusal};
 pub use reply::Reply;
-pub(crate) use reply::Streaming;
+pub(crate) use reply::{Framed, Streaming, holding};
 pub use router::Router;
 #[cfg(feature = "http")]
 pub(crate) use session::Negotiated;

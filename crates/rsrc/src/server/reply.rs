@@ -9,8 +9,9 @@
 //! bytes, so that it is given back when they are.
 //!
 //! A reply holding a large text can also be written a piece at a time ([`Streaming`],
-//! for the stream transport): the same bytes as its whole encoding, the text escaped only
-//! as the output drains, the budget held until the last piece.
+//! for the stream transport, and framed by the caller for HTTP bodies and SSE events,
+//! [`Reply::into_framed`]): the same bytes as its whole encoding, the text escaped only as
+//! the output drains, the budget held until the last piece.
 
 use bytes::Bytes;
 use rsrc_protocol::jsonrpc::{self, ErrorCode, ErrorObject, RequestId};
@@ -144,13 +145,7 @@ impl Reply {
     pub fn into_bytes(self) -> Bytes {
         let mut out = Vec::with_capacity(256);
         self.encode(&mut out);
-        if self.hold.is_empty() {
-            return Bytes::from(out);
-        }
-        Bytes::from_owner(Holding {
-            bytes: out,
-            _hold: self.hold,
-        })
+        holding(out, self.hold)
     }
 
     /// The id this reply answers.
@@ -211,25 +206,51 @@ impl Reply {
     /// least `min` bytes, returns it as a [`Streaming`] reply, which appends itself a
     /// piece at a time, escaping those texts only as the output drains.
     pub(crate) fn encode_line(self, out: &mut Vec<u8>, min: usize) -> Option<Streaming> {
+        let from = out.len();
+        self.encode_ending(out, from, b"\n", min).err()
+    }
+
+    /// `prefix`, the encoded response and `suffix` (an SSE event's framing, say) as one
+    /// message: whole, with what the reply held of the budget of content in flight; or,
+    /// if it holds texts of at least `min` bytes, as a [`Streaming`] message, which writes
+    /// itself a piece at a time and holds that share until it is dropped.
+    pub(crate) fn into_framed(self, prefix: &[u8], suffix: &[u8], min: usize) -> Framed {
+        let mut out = Vec::with_capacity(prefix.len() + 256);
+        out.extend_from_slice(prefix);
+        match self.encode_ending(&mut out, 0, suffix, min) {
+            Ok(hold) => Framed::Whole(out, hold),
+            Err(streaming) => Framed::Streaming(streaming),
+        }
+    }
+
+    /// Appends the encoded response and `end` to `out` and gives back what the reply held;
+    /// or, if it holds texts of at least `min` bytes, takes the bytes of `out` from `from`
+    /// on into a [`Streaming`] message, which escapes those texts only as it is written.
+    fn encode_ending(
+        self,
+        out: &mut Vec<u8>,
+        from: usize,
+        end: &[u8],
+        min: usize,
+    ) -> Result<Reservation, Streaming> {
         let size = self.size_hint();
         if size < min {
-            out.reserve(size);
+            out.reserve(size + end.len());
             self.encode_deferring(out, usize::MAX, &mut Vec::new());
-            out.push(b'\n');
-            return None;
+            out.extend_from_slice(end);
+            return Ok(self.hold);
         }
-        let start = out.len();
         let mut deferred = Vec::new();
         self.encode_deferring(out, min, &mut deferred);
-        out.push(b'\n');
+        out.extend_from_slice(end);
         if deferred.is_empty() {
-            return None;
+            return Ok(self.hold);
         }
         for d in &mut deferred {
-            d.at -= start;
+            d.at -= from;
         }
-        Some(Streaming {
-            bytes: out.split_off(start),
+        Err(Streaming {
+            bytes: out.split_off(from),
             at: 0,
             deferred: deferred.into(),
             text_at: 0,
@@ -254,6 +275,13 @@ impl Reply {
             let _ = jsonrpc::write_error(out, self.id(), &fallback);
         }
     }
+}
+
+/// A message of [`Reply::into_framed`]: whole, with the reservation the reply held (turn
+/// both into bytes holding it with [`holding`]), or a piece at a time.
+pub(crate) enum Framed {
+    Whole(Vec<u8>, Reservation),
+    Streaming(Streaming),
 }
 
 /// A reply written a piece at a time ([`Reply::encode_line`]): its encoded bytes with the
@@ -301,6 +329,28 @@ impl Streaming {
             }
         }
     }
+
+    /// The next piece, of about `size` bytes, in a buffer of its own; and whether it is
+    /// the last.
+    pub(crate) fn next_piece(&mut self, size: usize) -> (Vec<u8>, bool) {
+        let mut out = Vec::with_capacity(size + size / 8);
+        let last = self.fill(&mut out, size);
+        (out, last)
+    }
+
+    /// The last piece [`Streaming::next_piece`] made, holding what this message held of
+    /// the budget of content in flight until it is dropped.
+    pub(crate) fn into_last_piece(self, piece: Vec<u8>) -> Bytes {
+        holding(piece, self._hold)
+    }
+}
+
+/// `bytes`, holding `hold` until they (and every slice of them) are dropped.
+pub(crate) fn holding(bytes: Vec<u8>, hold: Reservation) -> Bytes {
+    if hold.is_empty() {
+        return Bytes::from(bytes);
+    }
+    Bytes::from_owner(Holding { bytes, _hold: hold })
 }
 
 /// Encoded bytes with the reservation they hold.

@@ -2,7 +2,9 @@
 //! input and output ([`serve_stdio`]), an in-memory pipe for tests and embedding
 //! ([`serve_in_memory`]), and Streamable HTTP (`http`, with the `http` feature).
 //!
-//! Invariant: a transport only moves bytes; every protocol decision is the server's.
+//! Invariant: a transport only moves bytes; every protocol decision is the server's. A
+//! reply holding a large text is written the same way by every transport: a piece at a
+//! time as its output drains ([`STREAM_FROM`], [`PIECE`]).
 
 #[cfg(feature = "http")]
 #[allow(
@@ -21,6 +23,13 @@ pub use stream::{StreamConfig, serve_stream};
 use tokio::io::DuplexStream;
 
 use crate::server::Server;
+
+/// Replies holding a text of this size or more are written a piece at a time
+/// ([`Streaming`](crate::server::Streaming)), over every transport: the text is escaped
+/// into the output as it drains, never whole.
+pub(crate) const STREAM_FROM: usize = 1024 * 1024;
+/// How much output a streaming reply adds at a time.
+pub(crate) const PIECE: usize = 256 * 1024;
 
 /// Serves `server` on a fresh in-memory pipe, on a spawned task, and returns the client's
 /// end of it. The task ends when the client's end is dropped.

@@ -29,6 +29,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use super::lines::{Frame, LineReader};
+use super::{PIECE, STREAM_FROM};
 use crate::context::Notifier;
 use crate::future::BoxFuture;
 use crate::server::{Handled, Reply, Server, Session, Streaming};
@@ -65,12 +66,6 @@ type Pending = FuturesUnordered<BoxFuture<'static, Option<Reply>>>;
 /// Output buffers up to this capacity are kept for the next replies; a larger one (after a
 /// large read) is given back, so that an idle connection does not hold its peak memory.
 const KEEP_BUFFER: usize = 4 * 1024 * 1024;
-
-/// Replies holding a text of this size or more are written a piece at a time
-/// ([`Streaming`]): the text is escaped into the output as it drains, never whole.
-const STREAM_FROM: usize = 1024 * 1024;
-/// How much output a streaming reply adds at a time.
-const PIECE: usize = 256 * 1024;
 
 fn push_line(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);

@@ -4,8 +4,9 @@
 //! followed by its reply.
 //!
 //! Invariant: a request's reply and notifications only ever go to the HTTP response of
-//! that request; a reply's bytes keep what it holds of the budget of content in flight
-//! until the connection has sent or dropped them.
+//! that request; a reply keeps what it holds of the budget of content in flight until the
+//! connection has sent or dropped its last byte, and a large one is written a piece at a
+//! time ([`Pieces`]).
 
 use std::time::Duration;
 
@@ -18,6 +19,7 @@ use http::header::{self, HeaderName, HeaderValue};
 use rsrc_protocol::jsonrpc::{self, ErrorCode, ErrorObject, RequestId};
 use tokio::sync::mpsc;
 
+use super::pieces::Pieces;
 use super::sse;
 use crate::future::BoxFuture;
 use crate::server::Reply;
@@ -41,36 +43,45 @@ pub(super) async fn settle(
     tokio::select! {
         biased;
         Some(first) = notes.recv() => Settled::Stream(RequestEvents {
-            queued: vec![Bytes::from(first)],
+            queued: vec![Message::Note(Bytes::from(first))],
             fut: Some(fut),
             notes,
         }),
         reply = &mut fut => {
             let mut queued = Vec::new();
             while let Ok(n) = notes.try_recv() {
-                queued.push(Bytes::from(n));
+                queued.push(Message::Note(Bytes::from(n)));
             }
             if queued.is_empty() {
                 Settled::Json(reply)
             } else {
-                queued.extend(reply.map(Reply::into_bytes));
+                queued.extend(reply.map(Message::Reply));
                 Settled::Stream(RequestEvents { queued, fut: None, notes })
             }
         }
     }
 }
 
+/// One message of a request answered on a stream.
+pub(super) enum Message {
+    /// A notification, encoded.
+    Note(Bytes),
+    /// The reply, encoded only as it is written (it holds its share of the content
+    /// budget until then).
+    Reply(Reply),
+}
+
 /// The messages of one request answered on a stream: its notifications, then its reply.
 pub(super) struct RequestEvents {
-    /// Ready messages, oldest first (a reply holds its share of the content budget).
-    queued: Vec<Bytes>,
+    /// Ready messages, oldest first.
+    queued: Vec<Message>,
     fut: Option<BoxFuture<'static, Option<Reply>>>,
     notes: mpsc::Receiver<Vec<u8>>,
 }
 
 impl RequestEvents {
     /// The messages as a stream; dropping it drops (cancels) the request.
-    pub(super) fn into_stream(self) -> impl Stream<Item = Bytes> + Send + 'static {
+    pub(super) fn into_stream(self) -> impl Stream<Item = Message> + Send + 'static {
         let mut this = self;
         this.queued.reverse();
         futures_util::stream::unfold(this, |mut this| async move {
@@ -81,14 +92,14 @@ impl RequestEvents {
                 let fut = this.fut.as_mut()?;
                 tokio::select! {
                     biased;
-                    Some(n) = this.notes.recv() => return Some((Bytes::from(n), this)),
+                    Some(n) = this.notes.recv() => return Some((Message::Note(Bytes::from(n)), this)),
                     reply = fut => {
                         this.fut = None;
                         let mut rest = Vec::new();
                         while let Ok(n) = this.notes.try_recv() {
-                            rest.push(Bytes::from(n));
+                            rest.push(Message::Note(Bytes::from(n)));
                         }
-                        rest.extend(reply.map(Reply::into_bytes));
+                        rest.extend(reply.map(Message::Reply));
                         rest.reverse();
                         this.queued = rest;
                     }
@@ -98,8 +109,8 @@ impl RequestEvents {
     }
 }
 
-pub(super) fn json_response(status: StatusCode, body: impl Into<Bytes>) -> Response {
-    let mut res = Response::new(Body::from(body.into()));
+pub(super) fn json_response(status: StatusCode, body: impl Into<Body>) -> Response {
+    let mut res = Response::new(body.into());
     *res.status_mut() = status;
     res.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -108,10 +119,11 @@ pub(super) fn json_response(status: StatusCode, body: impl Into<Bytes>) -> Respo
     res
 }
 
-/// The reply as a JSON response; its bytes keep what the reply held of the content
-/// budget until the connection has sent or dropped them.
+/// The reply as a JSON response, a large one written a piece at a time; it keeps what
+/// the reply held of the content budget until the connection has sent or dropped its
+/// last byte.
 pub(super) fn reply_response(status: StatusCode, reply: Reply) -> Response {
-    json_response(status, reply.into_bytes())
+    json_response(status, Pieces::json(reply).into_body())
 }
 
 pub(super) fn error_response(
@@ -195,30 +207,33 @@ where
 }
 
 /// An SSE response of `events`, framed without ids (nothing to resume), with a comment
-/// line after every `keep_alive` of silence so that a long-lived stream (a
-/// `subscriptions/listen`) outlives proxies' idle timeouts.
+/// line after every `keep_alive` of silence between events so that a long-lived stream
+/// (a `subscriptions/listen`) outlives proxies' idle timeouts.
 pub(super) fn unnumbered_sse(
     events: RequestEvents,
     keep_alive: Duration,
     permit: Option<tokio::sync::OwnedSemaphorePermit>,
 ) -> Response {
     let events = Box::pin(events.into_stream());
-    // Each message goes out as three chunks, so a large reply is not copied to be framed
-    // and its bytes keep holding their share of the content budget until sent.
+    // The message being written: a large reply goes a piece at a time, and nothing comes
+    // between its pieces.
     let body = futures_util::stream::unfold(
-        (events, Vec::new()),
-        move |(mut events, mut pending): (_, Vec<Bytes>)| async move {
-            if let Some(chunk) = pending.pop() {
-                return Some((Ok(chunk), (events, pending)));
+        (events, None),
+        move |(mut events, mut current): (_, Option<Pieces>)| async move {
+            if let Some(chunk) = current.as_mut().and_then(Pieces::next) {
+                return Some((Ok(chunk), (events, current)));
             }
             tokio::select! {
                 m = events.next() => {
-                    let [open, message, close] = sse::frame_parts(m?);
-                    pending.extend([close, message]);
-                    Some((Ok(open), (events, pending)))
+                    let mut pieces = match m? {
+                        Message::Note(json) => Pieces::event(json),
+                        Message::Reply(reply) => Pieces::reply_event(reply),
+                    };
+                    let first = pieces.next()?;
+                    Some((Ok(first), (events, Some(pieces))))
                 }
                 () = tokio::time::sleep(keep_alive) => {
-                    Some((Ok(Bytes::from_static(sse::KEEP_ALIVE)), (events, pending)))
+                    Some((Ok(Bytes::from_static(sse::KEEP_ALIVE)), (events, None)))
                 }
             }
         },

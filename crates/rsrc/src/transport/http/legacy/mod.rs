@@ -52,6 +52,7 @@ use rsrc_protocol::jsonrpc::{self, ErrorCode};
 use rsrc_protocol::methods::{Initialize, Method as _};
 
 use super::auth::Owner;
+use super::respond::Message;
 use super::sse::{self, LogLimits};
 use super::{
     Endpoint, HeaderVersion, LAST_EVENT_ID, SESSION_ID, Settled, checks, era_of, error_response,
@@ -279,7 +280,9 @@ pub(super) async fn post(
                         biased;
                         () = ended.cancelled() => break,
                         m = events.next() => match m {
-                            Some(m) => writer.push_message(&m),
+                            Some(Message::Note(m)) => writer.push_message(&m),
+                            // The reply is the last message.
+                            Some(Message::Reply(reply)) => writer.push_reply(reply).await,
                             None => break,
                         },
                     }

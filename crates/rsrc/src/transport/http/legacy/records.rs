@@ -25,7 +25,7 @@ use rsrc_protocol::Implementation;
 use rsrc_protocol::ProtocolVersion;
 use rsrc_protocol::lifecycle::ClientCapabilities;
 
-use super::session::{HttpSession, LOCAL_STREAMS};
+use super::session::{HttpSession, LOCAL_STREAMS, Synced};
 use super::{lock, log_limits};
 use crate::bus::{Lookup, Revision, SessionState, SessionStore, StoredSession};
 use crate::server::{Negotiated, Server};
@@ -66,21 +66,6 @@ fn client_record(n: &Negotiated) -> String {
         .as_deref()
         .map(|i| serde_json::json!({"name": cut(&i.name), "version": cut(&i.version)}));
     serde_json::json!({"clientInfo": info, "capabilities": {}}).to_string()
-}
-
-/// What a copy knows of the stored record.
-#[derive(Debug, Default)]
-pub(super) struct Synced {
-    /// The state last recorded in (or loaded from) the store.
-    pub(super) saved: SessionState,
-    /// Its revision: an older record is not applied.
-    pub(super) rev: u64,
-    /// The number of this instance's last claim of the GET stream (0: none).
-    pub(super) claimed: u64,
-    /// The highest claim number seen in a record naming another holder.
-    pub(super) others: u64,
-    /// The highest claim number seen.
-    pub(super) claims: u64,
 }
 
 impl HttpSession {

@@ -1,5 +1,6 @@
 //! One legacy session as this instance holds it: its engine session, stream 0 and its
-//! POST streams kept for replay, its name, and whether it has ended.
+//! POST streams kept for replay, its name, what it knows of its record in the store
+//! ([`Synced`]), and whether it has ended.
 //!
 //! Invariants:
 //! - A session id carries 192 random bits in visible ASCII; an id that could not be one
@@ -24,8 +25,7 @@ use rsrc_protocol::ProtocolVersion;
 use tokio_util::sync::CancellationToken;
 
 use super::lock;
-use super::records::Synced;
-use crate::bus::{RETAINED_STREAMS, SessionStore};
+use crate::bus::{RETAINED_STREAMS, SessionState, SessionStore};
 use crate::context::Notifier;
 use crate::server::Session;
 use crate::transport::http::auth::Owner;
@@ -55,6 +55,21 @@ pub(super) struct HttpSession {
     pub(super) sync: Mutex<Synced>,
     /// When the store's copy was last touched, in [`Sessions`](super::Sessions) milliseconds.
     pub(super) touched_ms: AtomicU64,
+}
+
+/// What a copy knows of the stored record.
+#[derive(Debug, Default)]
+pub(super) struct Synced {
+    /// The state last recorded in (or loaded from) the store.
+    pub(super) saved: SessionState,
+    /// Its revision: an older record is not applied.
+    pub(super) rev: u64,
+    /// The number of this instance's last claim of the GET stream (0: none).
+    pub(super) claimed: u64,
+    /// The highest claim number seen in a record naming another holder.
+    pub(super) others: u64,
+    /// The highest claim number seen.
+    pub(super) claims: u64,
 }
 
 impl std::fmt::Debug for HttpSession {
