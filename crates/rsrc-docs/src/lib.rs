@@ -6,6 +6,9 @@
 //! document is included here, that no Rust block is left out with `ignore`, and that every
 //! file path `docs/architecture.md` names exists.
 //!
+//! `tests/structure/` checks the shape of the source tree itself: no import cycle between
+//! the files of any crate, and no source file over 700 lines.
+//!
 //! This crate has no code of its own: its dependencies are the snippets' dependencies.
 
 #[cfg(doctest)]

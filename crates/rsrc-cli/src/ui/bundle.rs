@@ -14,10 +14,16 @@ use rsrc::protocol::{Body, ResourceContents};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::api::{ApiError, App, BUNDLE_BYTES, BUNDLE_ITEMS, call, first_shown};
+use super::app::{ApiError, App, call};
+use super::reads::first_shown;
 use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
+
+/// Resources in one bundle.
+const BUNDLE_ITEMS: usize = 500;
+/// Bytes of contents in one bundle.
+const BUNDLE_BYTES: usize = 64 * 1024 * 1024;
 
 #[derive(Deserialize)]
 pub(super) struct Item {

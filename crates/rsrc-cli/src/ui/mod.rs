@@ -15,15 +15,20 @@
 //!
 //! This file holds the command's arguments and its run; beside it, `guard.rs` the token
 //! and the checks on every request, `assets.rs` the embedded page, `servers.rs` the
-//! connected targets (status, retry, live updates), `api.rs` the JSON API and the event
-//! stream, `render.rs` how contents are prepared for the page, `bundle.rs` the context
-//! basket's export.
+//! connected targets (status, retry, live updates), `api.rs` the routes of the JSON API
+//! and the event stream, `app.rs` what the routes share, `browse.rs`, `reads.rs` and
+//! `search.rs` the API's work, `render.rs` how contents are prepared for the page,
+//! `bundle.rs` the context basket's export.
 
 mod api;
+mod app;
 mod assets;
+mod browse;
 mod bundle;
 mod guard;
+mod reads;
 mod render;
+mod search;
 mod servers;
 
 use std::net::SocketAddr;
@@ -132,7 +137,7 @@ pub(crate) fn run(args: &UiArgs) -> Result<(), Box<dyn std::error::Error>> {
         era: args.era,
         http_headers: args.headers.clone(),
         // Large enough for the largest preview; a larger answer is refused, not buffered.
-        max_message: api::MAX_READ,
+        max_message: app::MAX_READ,
         ..ClientOptions::default()
     };
     runtime.block_on(async move {

@@ -30,9 +30,10 @@
 //! [`MAX_MEMBERS`], [`MAX_MEMBER_BYTES`]) or an entry ([`MAX_ENTRY`]) over it is
 //! refused; what is refused is counted and logged at a bounded rate.
 //!
-//! This file holds the store and its operations on records; beside it, `scripts.rs` holds
-//! the Lua scripts every change runs, `logs.rs` the replay logs (the task that writes
-//! them, and reading a stream back).
+//! This file holds the store and its operations on records; beside it, `records.rs` holds
+//! how a record's fields are tagged and read back, `scripts.rs` the Lua scripts every
+//! change runs, `logs.rs` the replay logs (the task that writes them, and reading a
+//! stream back).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -51,11 +52,13 @@ use crate::bus::{
     StoredEvent, StoredSession, StreamTail,
 };
 use crate::future::BoxFuture;
-use crate::keyring::{Keyring, TAG_LEN, feed};
+use crate::keyring::{Keyring, feed};
 use logs::{Entry, LOG_QUEUE, PendingEnds, write_logs};
+use records::{record_of, subscriptions, tagged, tagged_with, untagged};
 use scripts::Scripts;
 
 mod logs;
+mod records;
 mod scripts;
 
 /// The largest value of a record's field read back (the client's information is cut to
@@ -101,97 +104,6 @@ fn broken_connection(e: &redis::RedisError) -> bool {
 /// instance in use touches it only every eighth of `idle`.
 fn key_ttl(idle: Duration) -> u64 {
     millis(idle.saturating_add(idle / 4))
-}
-
-/// The base64url length of a tag.
-const TAG_TEXT: usize = (TAG_LEN * 4).div_ceil(3);
-
-/// `value` of `field` of session `name`, tagged with the first key: `TAG:VALUE`.
-fn tagged(keys: &Keyring, name: &str, field: &str, value: &str) -> String {
-    tagged_with(keys, 0, name, field, value)
-}
-
-/// [`tagged`] with key `index`.
-fn tagged_with(keys: &Keyring, index: usize, name: &str, field: &str, value: &str) -> String {
-    let tag = keys.tag_with(index, |m| {
-        feed(m, &[name.as_bytes(), field.as_bytes(), value.as_bytes()]);
-    });
-    format!("{}:{value}", URL_SAFE_NO_PAD.encode(tag))
-}
-
-/// The value of a tagged `stored` value of `field` of session `name`, if its tag
-/// verifies under any key.
-fn untagged<'a>(keys: &Keyring, name: &str, field: &str, stored: &'a str) -> Option<&'a str> {
-    let (tag, value) = (stored.get(..TAG_TEXT)?, stored.get(TAG_TEXT..)?);
-    let value = value.strip_prefix(':')?;
-    let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
-    keys.opens(&tag, |m| {
-        feed(m, &[name.as_bytes(), field.as_bytes(), value.as_bytes()]);
-    })
-    .then_some(value)
-}
-
-/// Called with what was refused, and why (to count and log it).
-type Refused<'a> = &'a dyn Fn(&str, &str);
-
-/// A session record read back from Redis: its fields verified, its subscriptions each
-/// verified (one that does not is dropped and reported to `refused`).
-fn record_of(
-    keys: &Keyring,
-    name: &str,
-    fields: &HashMap<String, String>,
-    members: &[String],
-    refused: Refused<'_>,
-) -> Option<StoredSession> {
-    let field = |f: &str| fields.get(f).map(String::as_str);
-    let verified = |f: &str| field(f).and_then(|v| untagged(keys, name, f, v));
-    let refuse = |f: &str| {
-        refused("a session record", &format!("its {f} does not verify"));
-        None
-    };
-    let version = verified("version").or_else(|| refuse("version"))?;
-    let client = verified("client").or_else(|| refuse("client"))?;
-    let init = verified("init").or_else(|| refuse("init"))?;
-    let log_level = match field("level") {
-        None => None,
-        Some(v) => Some(untagged(keys, name, "level", v).or_else(|| refuse("level"))?),
-    };
-    let number = |f: &str| field(f).and_then(|v| v.parse().ok()).unwrap_or(0);
-    Some(StoredSession {
-        version: version.to_owned(),
-        client: client.to_owned(),
-        state: SessionState {
-            initialized: init == "1",
-            log_level: log_level.map(str::to_owned),
-            subscriptions: subscriptions(keys, name, members, refused),
-        },
-        holder: field("holder").filter(|h| !h.is_empty()).map(str::to_owned),
-        claims: number("claims"),
-        rev: number("rev"),
-        streams: number("streams"),
-    })
-}
-
-/// The verified subscriptions among `members`, sorted.
-fn subscriptions(
-    keys: &Keyring,
-    name: &str,
-    members: &[String],
-    refused: Refused<'_>,
-) -> Vec<String> {
-    let mut out: Vec<String> = members
-        .iter()
-        .filter_map(|m| {
-            let uri = untagged(keys, name, "sub", m);
-            if uri.is_none() {
-                refused("a subscription", "it does not verify");
-            }
-            uri.map(str::to_owned)
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out
 }
 
 /// The session-record and replay-log checks on arbitrary bytes, for the fuzz target
@@ -722,29 +634,5 @@ impl SessionStore for RedisSessions {
 
     fn on_change(&self, handler: SessionChanged) {
         self.handlers.add(handler);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_tagged_value_verifies_only_for_its_session_and_field() {
-        let keys = Keyring::new(&[[1; 32]]).unwrap();
-        let t = tagged(&keys, "n1", "level", "debug");
-        assert_eq!(untagged(&keys, "n1", "level", &t), Some("debug"));
-        assert_eq!(untagged(&keys, "n2", "level", &t), None, "another session");
-        assert_eq!(untagged(&keys, "n1", "init", &t), None, "another field");
-        let forged = format!("{}error", &t[..=TAG_TEXT]);
-        assert_eq!(untagged(&keys, "n1", "level", &forged), None);
-        for junk in ["", "debug", ":debug", "é", &"x".repeat(TAG_TEXT)] {
-            assert_eq!(untagged(&keys, "n1", "level", junk), None, "{junk:?}");
-        }
-        // Tagged with an older key of the ring: still verifies.
-        let rotated = Keyring::new(&[[2; 32], [1; 32]]).unwrap();
-        assert_eq!(untagged(&rotated, "n1", "level", &t), Some("debug"));
-        assert_ne!(tagged(&rotated, "n1", "level", "debug"), t);
-        assert_eq!(tagged_with(&rotated, 1, "n1", "level", "debug"), t);
     }
 }
