@@ -134,6 +134,7 @@ const KNOWN_CYCLES: &[&[&str]] = &[
         "crates/rsrc/src/server/tools/search.rs",
     ],
     &[
+        "crates/rsrc/src/transport/http/admit.rs",
         "crates/rsrc/src/transport/http/legacy/mod.rs",
         "crates/rsrc/src/transport/http/legacy/records.rs",
         "crates/rsrc/src/transport/http/legacy/session.rs",
@@ -141,6 +142,17 @@ const KNOWN_CYCLES: &[&[&str]] = &[
         "crates/rsrc/src/transport/http/legacy/table.rs",
         "crates/rsrc/src/transport/http/mod.rs",
         "crates/rsrc/src/transport/http/modern.rs",
+        "crates/rsrc/src/transport/http/serve.rs",
+    ],
+    &[
+        "crates/rsrc/src/transport/http/sse/log.rs",
+        "crates/rsrc/src/transport/http/sse/mod.rs",
+        "crates/rsrc/src/transport/http/sse/reader.rs",
+    ],
+    &[
+        "crates/rsrc/src/transport/mod.rs",
+        "crates/rsrc/src/transport/stdio.rs",
+        "crates/rsrc/src/transport/stream.rs",
     ],
 ];
 
