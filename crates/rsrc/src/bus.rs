@@ -7,7 +7,7 @@
 //! (`ServerBuilder::bus`; Redis with the `redis` feature, [`RedisBus`]):
 //!
 //! - [`ChangeFeed::updated`](crate::ChangeFeed::updated) and `list_changed` reach every
-//!   instance's listeners (and observers, such as read caches); a [`ChangeFeed::local`]
+//!   instance's listeners (and observers, such as read caches); a [`ChangeFeed::local`](crate::ChangeFeed::local)
 //!   feed's reach only this instance's.
 //! - A watcher that polls a source holds the source's lease to poll, and when it sees a
 //!   change [`signal`](crate::ChangeFeed::signal)s the other instances, which then look

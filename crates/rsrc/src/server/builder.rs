@@ -1,5 +1,5 @@
-//! [`ServerBuilder`]: how a [`Server`] is put together, its [`ServerConfig`], and every
-//! check made before it serves ([`BuildError`]).
+//! [`ServerBuilder`]: how a [`Server`] is put together, and every check made before it
+//! serves ([`BuildError`]).
 //!
 //! Invariant: a built server is consistent: no two mounts share a prefix, no limit is
 //! zero, no declaration is invalid, and no extension method or capability shadows the
@@ -8,8 +8,9 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use rsrc_protocol::{CacheHint, CacheScope, Completion, Implementation};
+use rsrc_protocol::{Completion, Implementation};
 
+use super::config::ServerConfig;
 use super::inside::{AddOns, Core, ServerState};
 use super::{Router, Server, ToolsConfig, dispatch, tools};
 use crate::budget::ByteBudget;
@@ -62,49 +63,6 @@ impl std::fmt::Display for BuildError {
 }
 
 impl std::error::Error for BuildError {}
-
-/// Limits and defaults of a server.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// Resources per `resources/list` page and templates per `resources/templates/list`
-    /// page (default 1000).
-    pub page_size: usize,
-    /// Longest URI accepted, in bytes (default 16 KiB: a percent-encoded path of
-    /// `PATH_MAX` bytes fits).
-    pub max_uri_len: usize,
-    /// Caching hint of listings when the provider gives none (default: immediately stale,
-    /// private).
-    pub list_cache: CacheHint,
-    /// Caching hint of reads when the provider gives none (default: immediately stale,
-    /// private).
-    pub read_cache: CacheHint,
-    /// Caching hint of `resources/templates/list` (default: 5 minutes, public).
-    pub templates_cache: CacheHint,
-    /// Caching hint of `server/discover` (default: 1 hour, public).
-    pub discover_cache: CacheHint,
-    /// Most resources one session, or one `subscriptions/listen` stream, may subscribe
-    /// to (default 4096).
-    pub max_subscriptions: usize,
-    /// Content bytes all requests together may hold: content read for them and large
-    /// responses not yet written out (default 256 MiB). Beyond it, reads wait for room.
-    /// See [`RequestContext::reserve`].
-    pub read_budget: u64,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        ServerConfig {
-            page_size: 1000,
-            max_uri_len: 16 * 1024,
-            list_cache: CacheHint::NO_STORE,
-            read_cache: CacheHint::NO_STORE,
-            templates_cache: CacheHint::new(5 * 60 * 1000, CacheScope::Public),
-            discover_cache: CacheHint::new(60 * 60 * 1000, CacheScope::Public),
-            max_subscriptions: 4096,
-            read_budget: 256 * 1024 * 1024,
-        }
-    }
-}
 
 /// Builds a [`Server`].
 pub struct ServerBuilder {

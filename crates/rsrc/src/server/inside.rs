@@ -19,8 +19,9 @@ use rsrc_protocol::lifecycle::{FilteringCapability, ResourcesCapability};
 use rsrc_protocol::resources::ListFilter;
 use rsrc_protocol::{Implementation, Meta, ResourceTemplate, ServerCapabilities};
 
+use super::config::ServerConfig;
 use super::router::Mount;
-use super::{Router, Server, ServerConfig, ToolsConfig, tools};
+use super::{Router, Server, ToolsConfig, tools};
 use crate::budget::ByteBudget;
 use crate::changes::{Hub, Listener};
 use crate::context::Notifier;

@@ -15,6 +15,7 @@
 //! fitting results to their revision (`fit.rs`) and replies (`reply.rs`).
 
 mod builder;
+mod config;
 mod dispatch;
 mod fit;
 pub(crate) mod gate;
@@ -36,7 +37,8 @@ use crate::changes::ChangeFeed;
 use crate::context::Notifier;
 use inside::ServerState;
 
-pub use builder::{BuildError, ServerBuilder, ServerConfig};
+pub use builder::{BuildError, ServerBuilder};
+pub use config::ServerConfig;
 pub use dispatch::{Handled, Incoming, Notice, Outcome, Prepared, Refusal};
 pub use reply::Reply;
 pub(crate) use reply::{Framed, Streaming, holding};

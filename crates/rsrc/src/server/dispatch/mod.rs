@@ -1,11 +1,11 @@
 //! From one encoded message to what must be sent back, in two steps a transport can look
 //! between:
 //!
-//! 1. [`Server::prepare`](super::Server::prepare) decodes a message once: a request's
+//! 1. [`Server::prepare`](crate::Server::prepare) decodes a message once: a request's
 //!    params go into the type its method declares (`Method::Params`), so a transport
 //!    can read the request's id, method, revision and mirrored name from the typed
 //!    request (the [`Prepared`] request) instead of parsing the body again.
-//! 2. [`Server::run`](super::Server::run) puts it through the gate ([`super::gate`]) and
+//! 2. [`Server::run`](crate::Server::run) puts it through the gate ([`super::gate`]) and
 //!    either refuses it ([`Outcome::Refused`]: nothing ran) or runs it, wrapping its
 //!    handler with registration in the session, cancellation and panic isolation.
 //!
@@ -27,7 +27,7 @@ use super::reply::Reply;
 use crate::future::BoxFuture;
 
 /// What a transport does with one message, when it needs no look between decoding and
-/// running (see [`Server::handle`](super::Server::handle)).
+/// running (see [`Server::handle`](crate::Server::handle)).
 pub enum Handled {
     /// Nothing to send: a notification, or a response from the client.
     None,

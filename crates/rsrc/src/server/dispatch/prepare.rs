@@ -29,9 +29,9 @@ use crate::extension::ExtensionParams;
 /// One decoded message.
 #[derive(Debug)]
 pub enum Incoming {
-    /// A request, ready to [`run`](super::Server::run).
+    /// A request, ready to [`run`](crate::Server::run).
     Request(Prepared),
-    /// A notification, for [`Server::notify`](super::Server::notify).
+    /// A notification, for [`Server::notify`](crate::Server::notify).
     Notification(Notice),
     /// A response: this server sends no requests, so there is nothing to match it with.
     Response,
@@ -270,7 +270,7 @@ fn string_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Strin
     })
 }
 
-/// Decodes one message (see [`Server::prepare`](super::Server::prepare)).
+/// Decodes one message (see [`Server::prepare`](crate::Server::prepare)).
 pub(in crate::server) fn prepare(server: &Server, bytes: &[u8]) -> Incoming {
     match jsonrpc::decode(bytes) {
         Err(e) => {

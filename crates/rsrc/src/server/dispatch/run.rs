@@ -1,4 +1,4 @@
-//! Step two of a request: [`Server::run`](super::super::Server::run) puts a prepared
+//! Step two of a request: [`Server::run`](crate::Server::run) puts a prepared
 //! request through the gate ([`super::super::gate`]) and either refuses it
 //! ([`Outcome::Refused`]: nothing ran) or runs it, wrapping its handler with registration
 //! in the session, cancellation and panic isolation.
@@ -29,7 +29,7 @@ use crate::context::{ContextParts, Notifier, RequestContext};
 use crate::error::RequestError;
 use crate::future::BoxFuture;
 
-/// What [`Server::run`](super::Server::run) did with a request.
+/// What [`Server::run`](crate::Server::run) did with a request.
 pub enum Outcome {
     /// Refused before running (by the gate, or because its params did not decode):
     /// nothing happened.
@@ -110,7 +110,7 @@ impl Drop for InflightGuard {
     }
 }
 
-/// Gates a prepared request and runs it (see [`Server::run`](super::Server::run)).
+/// Gates a prepared request and runs it (see [`Server::run`](crate::Server::run)).
 pub(in crate::server) fn run(
     server: &Server,
     session: &Arc<Session>,
