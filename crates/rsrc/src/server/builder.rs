@@ -221,13 +221,14 @@ impl ServerBuilder {
                 return Err(BuildError::DuplicatePrefix(m.prefix.clone()));
             }
         }
-        let limits = [
-            (self.config.page_size, "page_size"),
-            (self.config.max_uri_len, "max_uri_len"),
-            (self.config.max_subscriptions, "max_subscriptions"),
-            (usize::from(self.config.read_budget != 0), "read_budget"),
+        let config = &self.config;
+        let zero = [
+            (config.page_size == 0, "page_size"),
+            (config.max_uri_len == 0, "max_uri_len"),
+            (config.max_subscriptions == 0, "max_subscriptions"),
+            (config.read_budget == 0, "read_budget"),
         ];
-        if let Some((_, name)) = limits.iter().find(|(limit, _)| *limit == 0) {
+        if let Some((_, name)) = zero.into_iter().find(|(is_zero, _)| *is_zero) {
             return Err(BuildError::ZeroLimit(name));
         }
         self.add_ons.check()?;

@@ -21,14 +21,23 @@ pub(crate) trait Fit {
     fn fit(&mut self, version: ProtocolVersion, server: &Implementation);
 }
 
+/// What every typed 2026-07-28 result carries: `resultType` and `_meta.serverInfo`.
+fn mark_modern(
+    result_type: &mut Option<ResultType>,
+    meta: &mut ResultMeta,
+    server: &Implementation,
+) {
+    *result_type = Some(ResultType::COMPLETE);
+    meta.server_info = Some(server.clone());
+}
+
 macro_rules! fit {
     (@cached $($t:ty),*) => {$(
         impl Fit for $t {
             fn fit(&mut self, version: ProtocolVersion, server: &Implementation) {
                 if version.is_modern() {
-                    self.result_type = Some(ResultType::COMPLETE);
-                    self.meta.get_or_insert_with(ResultMeta::default).server_info =
-                        Some(server.clone());
+                    let meta = self.meta.get_or_insert_with(ResultMeta::default);
+                    mark_modern(&mut self.result_type, meta, server);
                 } else {
                     self.ttl_ms = None;
                     self.cache_scope = None;
@@ -40,9 +49,8 @@ macro_rules! fit {
         impl Fit for $t {
             fn fit(&mut self, version: ProtocolVersion, server: &Implementation) {
                 if version.is_modern() {
-                    self.result_type = Some(ResultType::COMPLETE);
-                    self.meta.get_or_insert_with(ResultMeta::default).server_info =
-                        Some(server.clone());
+                    let meta = self.meta.get_or_insert_with(ResultMeta::default);
+                    mark_modern(&mut self.result_type, meta, server);
                 }
             }
         }
@@ -64,8 +72,7 @@ fit!(@plain
 impl Fit for rsrc_protocol::subscriptions::SubscriptionsListenResult {
     fn fit(&mut self, version: ProtocolVersion, server: &Implementation) {
         if version.is_modern() {
-            self.result_type = Some(ResultType::COMPLETE);
-            self.meta.server_info = Some(server.clone());
+            mark_modern(&mut self.result_type, &mut self.meta, server);
         }
     }
 }
