@@ -55,7 +55,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::process::exit(2);
     };
     let dir = PathBuf::from(dir);
-    let provider = FsProvider::new(vec![(default_root_name(&dir), dir)], FsConfig::default())?;
+    // The listing cache is filled on a thread of its own at start, as a server that
+    // indexes its directory at start would: the first listing is then as fast as the next.
+    let config = FsConfig {
+        warm_listing_cache: true,
+        ..FsConfig::default()
+    };
+    let provider = FsProvider::new(vec![(default_root_name(&dir), dir)], config)?;
     let mut builder = rsrc::Server::builder("rsrc-rmcp-fs", "0.1.0").mount(PREFIX, provider);
     if fixtures {
         builder = conformance::mount(builder);

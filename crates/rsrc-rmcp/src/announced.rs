@@ -104,6 +104,10 @@ impl<P: Provider> Provider for AnnouncedProvider<P> {
         self.0.attach(feed);
     }
 
+    fn hears_every_change(&self) -> bool {
+        self.0.hears_every_change()
+    }
+
     fn subscribe(
         &self,
         ctx: &RequestContext,

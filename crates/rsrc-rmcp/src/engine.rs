@@ -35,7 +35,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::replay::ChangeLog;
+use crate::replay::{ChangeLog, Since};
 
 /// Notifications a 2025 session may have queued for its client (the engine's own bound
 /// for a connection: beyond it, changes coalesce in the listeners' outboxes).
@@ -157,11 +157,11 @@ fn meta_is_empty(meta: &RequestMetaObject) -> bool {
 pub(crate) enum Mode<'a> {
     /// A request: cancelled by rmcp, it fails (nothing is sent for it anyway).
     Request,
-    /// A `subscriptions/listen` stream, which rmcp acknowledged before it began (when
-    /// `log` stood at `mark`): the engine's acknowledgement is not sent, and what the
-    /// stream missed until the engine subscribed it is; cancelled, it ends with no reply
-    /// (rmcp answers its end itself).
-    Listen { log: &'a ChangeLog, mark: u64 },
+    /// A `subscriptions/listen` stream, which rmcp acknowledged before it began (as
+    /// `since` notes): the engine's acknowledgement is not sent, and what the stream
+    /// missed until the engine subscribed it is; cancelled, it ends with no reply (rmcp
+    /// answers its end itself).
+    Listen { log: &'a ChangeLog, since: Since },
 }
 
 /// Runs `method` with `params` (an object; the request's `_meta` is added) on the engine,
@@ -208,8 +208,8 @@ pub(crate) async fn call<P: Serialize>(
         let mode = &mode;
         async move {
             let messages = match mode {
-                Mode::Listen { log, mark } => match acknowledgement(&bytes) {
-                    Some(ack) => ack.missed(log, *mark),
+                Mode::Listen { log, since } => match acknowledgement(&bytes) {
+                    Some(ack) => ack.missed(log, *since),
                     None => vec![bytes],
                 },
                 Mode::Request => vec![bytes],
@@ -280,13 +280,13 @@ fn acknowledgement(bytes: &[u8]) -> Option<Acknowledgement> {
 }
 
 impl Acknowledgement {
-    /// The notifications the stream missed since `mark` (the engine subscribed it just
-    /// before acknowledging: whatever comes later, the hub delivers).
-    fn missed(&self, log: &ChangeLog, mark: u64) -> Vec<Vec<u8>> {
+    /// The notifications the stream missed since `since` (the engine subscribed it just
+    /// after acknowledging, with no wait between: whatever comes later, the hub delivers).
+    fn missed(&self, log: &ChangeLog, since: Since) -> Vec<Vec<u8>> {
         let held = &self.params.notifications;
         let uris = held.resource_subscriptions.as_deref().unwrap_or_default();
         let lists = held.resources_list_changed == Some(true);
-        let (updated, list_changed) = log.missed(mark, uris, lists);
+        let (updated, list_changed) = log.missed(since, uris, lists);
         let meta = &self.params.meta;
         let message = |method: &str, params: Value| {
             let n = serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params});

@@ -79,6 +79,16 @@ pub use rsrc;
 #[cfg(feature = "macros")]
 pub use rsrc_rmcp_macros::resource_handler;
 
+/// Standard input and output for rmcp's stdio transport, driven as rsrc's own server
+/// drives them: pipes and sockets on the runtime's reactor, with no blocking-thread hop
+/// per message as `rmcp::transport::stdio()` makes (tokio's stdio); anything else (a
+/// terminal, a file) through tokio's stdio. Serve with `handler.serve(rsrc_rmcp::stdio()?)`.
+/// The pipes go back to blocking mode when rmcp drops them.
+#[cfg(feature = "transport-io")]
+pub fn stdio() -> std::io::Result<(rsrc::transport::StdinStream, rsrc::transport::StdoutStream)> {
+    rsrc::transport::stdio_streams()
+}
+
 /// The revisions the engine speaks, newest first as its `server/discover` lists them:
 /// what `supported_protocol_versions` answers.
 const REVISIONS: &[ProtocolVersion] = &[
@@ -323,14 +333,17 @@ impl Resources {
     /// a provider offers subscriptions (at most `ServerConfig::max_subscriptions`). rmcp
     /// asks this synchronously, before `listen` runs; the engine then subscribes to the
     /// URIs that exist and that their provider accepts, as rsrc's own server
-    /// acknowledges (`docs/rmcp.md`). Where the change log stands is noted here, before
-    /// the acknowledgement, so that a change a client makes as soon as it is acknowledged
-    /// reaches the stream (`replay.rs`).
+    /// acknowledges (`docs/rmcp.md`). Where the change log stands, and whether every
+    /// provider hears every change yet (a watcher may still be starting), is noted here,
+    /// before the acknowledgement, so that a change a client makes as soon as it is
+    /// acknowledged reaches the stream (`replay.rs`).
     pub fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        self.shared.log.note();
+        self.shared
+            .log
+            .note(self.shared.server.hears_every_change());
         let offered = self
             .shared
             .discovered
@@ -356,11 +369,11 @@ impl Resources {
     /// `subscriptions/listen` (2026-07-28): runs the engine's stream for the accepted
     /// filter until rmcp ends it, its changes sent on the stream.
     pub async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let mark = self.shared.log.noted();
+        let since = self.shared.log.noted();
         let params = json!({ "notifications": context.accepted() });
         let mode = engine::Mode::Listen {
             log: &self.shared.log,
-            mark,
+            since,
         };
         let reply = self
             .call(

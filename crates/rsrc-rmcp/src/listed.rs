@@ -3,13 +3,14 @@
 //!
 //! Providers that list the same resources again and again hand them out already encoded
 //! ([`ListEntry::encoded`]); the rmcp form of a page of those is kept here with the
-//! page's encoding, so listing the page again costs a comparison of that encoding and a
-//! clone of the page (what a hand-written rmcp server pays to clone its own table), not
-//! a JSON decode of every resource.
+//! page's entries, so listing the page again costs a comparison of each entry with the
+//! kept one (of pointers, while the provider hands out the same encodings) and a clone of
+//! the page (what a hand-written rmcp server pays to clone its own table), not a JSON
+//! decode of every resource.
 //!
 //! Invariants: a page's rmcp form is what rmcp's own decoding of the engine's encoding
 //! gives, so a page is the same on the wire with or without the table; a kept page
-//! answers only a page whose whole encoding is the same, so a resource that changed is
+//! answers only a page whose entries all have the same encodings, so a resource that changed is
 //! never answered from an older form; the table holds the forms of at most
 //! [`MAX_ENTRIES`] resources, and starts again empty when full.
 
@@ -27,8 +28,7 @@ pub(crate) const MAX_ENTRIES: usize = 1 << 16;
 
 /// A page of encoded entries and its rmcp form.
 struct Page {
-    /// The entries' encodings, one after the other.
-    json: Vec<u8>,
+    entries: Vec<ListEntry>,
     resources: Vec<Resource>,
 }
 
@@ -40,7 +40,7 @@ pub(crate) struct Listed {
 
 #[derive(Default)]
 struct Pages {
-    by_first: HashMap<Box<[u8]>, Arc<Page>>,
+    by_first: HashMap<Box<str>, Arc<Page>>,
     entries: usize,
 }
 
@@ -75,39 +75,28 @@ impl Listed {
         Ok(out)
     }
 
-    /// The entries in rmcp's form: the kept page's if it has the same encoding, else
-    /// decoded (and kept, if every entry is an encoded one).
+    /// The entries in rmcp's form: the kept page's if its entries have the same
+    /// encodings, else decoded (and kept, if every entry is an encoded one).
     fn resources(&self, entries: &[ListEntry]) -> Result<Vec<Resource>, serde_json::Error> {
-        let Some(first) = entries.first() else {
-            return Ok(Vec::new());
+        let Some(first) = entries.first().and_then(ListEntry::encoding) else {
+            return entries.iter().map(decode).collect();
         };
-        let first = serde_json::to_vec(first)?;
-        let kept = self.lock().by_first.get(first.as_slice()).cloned();
-        let mut json = Vec::with_capacity(
-            kept.as_ref()
-                .map_or(first.len() * entries.len(), |p| p.json.len()),
-        );
-        let mut ends = Vec::with_capacity(entries.len());
-        for entry in entries {
-            serde_json::to_writer(&mut json, entry)?;
-            ends.push(json.len());
-        }
-        if let Some(kept) = kept
-            && kept.resources.len() == entries.len()
-            && kept.json == json
+        let kept = self.lock().by_first.get(first).cloned();
+        if let Some(kept) = &kept
+            && kept.entries.len() == entries.len()
+            && kept
+                .entries
+                .iter()
+                .zip(entries)
+                .all(|(k, e)| k.same_encoding(e))
         {
             return Ok(kept.resources.clone());
         }
-        let mut start = 0;
-        let mut resources = Vec::with_capacity(entries.len());
-        for end in ends {
-            resources.push(serde_json::from_slice::<Resource>(&json[start..end])?);
-            start = end;
-        }
+        let resources = entries.iter().map(decode).collect::<Result<Vec<_>, _>>()?;
         // Only encoded entries are listed again as they are; typed ones are built anew.
-        if entries.len() <= MAX_ENTRIES && entries.iter().all(|e| e.as_resource().is_none()) {
+        if entries.len() <= MAX_ENTRIES && entries.iter().all(|e| e.encoding().is_some()) {
             let page = Arc::new(Page {
-                json,
+                entries: entries.to_vec(),
                 resources: resources.clone(),
             });
             let mut pages = self.lock();
@@ -124,6 +113,14 @@ impl Listed {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Pages> {
         self.pages.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// An entry as rmcp's `Resource`, as rmcp decodes the engine's encoding of it.
+fn decode(entry: &ListEntry) -> Result<Resource, serde_json::Error> {
+    match entry.encoding() {
+        Some(json) => serde_json::from_str(json),
+        None => serde_json::from_slice(&serde_json::to_vec(entry)?),
     }
 }
 

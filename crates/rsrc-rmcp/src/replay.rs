@@ -13,10 +13,16 @@
 //! subscribed) the stream, the changes since then for what the stream holds are sent to
 //! it.
 //!
-//! Invariant: a change published after rmcp acknowledged a stream reaches it, at worst
-//! twice (a stream may take an older note than its own, never a newer one); if more
-//! changes came than the log keeps, every subscribed URI is told to look again (and the
-//! list, if the stream follows it).
+//! A provider may also not hear a change at all until its watcher is in place, which
+//! rsrc's own server waits for before it acknowledges. The note says whether every
+//! provider heard every change when rmcp acknowledged ([`rsrc::Server::hears_every_change`]);
+//! if one did not, every URI the stream holds is told to look again.
+//!
+//! Invariant: a change made after rmcp acknowledged a stream reaches it, at worst twice
+//! (a stream may take an older note than its own, never a newer one); if more changes
+//! came than the log keeps, or a provider could not hear every change when the stream was
+//! acknowledged, every subscribed URI is told to look again (and the list, if the stream
+//! follows it and the log overflowed).
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
@@ -35,13 +41,21 @@ enum Logged {
     Resync(String),
 }
 
+/// Where the log stood when a stream was acknowledged, and whether every provider heard
+/// every change then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Since {
+    pub(crate) mark: u64,
+    pub(crate) heard_all: bool,
+}
+
 /// The last [`KEPT`] changes, numbered.
 #[derive(Debug, Default)]
 pub(crate) struct ChangeLog {
     state: Mutex<State>,
     /// Where the log stood when streams not yet listening were acknowledged, oldest
     /// first (at most [`KEPT`]).
-    notes: Mutex<VecDeque<u64>>,
+    notes: Mutex<VecDeque<Since>>,
 }
 
 #[derive(Debug, Default)]
@@ -78,31 +92,36 @@ impl ChangeLog {
         self.state().next
     }
 
-    /// Notes where the log stands, for a stream about to be acknowledged.
-    pub(crate) fn note(&self) {
+    /// Notes where the log stands, and whether every provider hears every change
+    /// (`heard_all`), for a stream about to be acknowledged.
+    pub(crate) fn note(&self, heard_all: bool) {
         let mark = self.mark();
         let mut notes = self.notes.lock().unwrap_or_else(PoisonError::into_inner);
         if notes.len() == KEPT {
             notes.pop_front();
         }
-        notes.push_back(mark);
+        notes.push_back(Since { mark, heard_all });
     }
 
     /// The oldest note (a stream starts from no later than its acknowledgement), or
     /// where the log stands if none is left.
-    pub(crate) fn noted(&self) -> u64 {
+    pub(crate) fn noted(&self) -> Since {
         let oldest = self
             .notes
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop_front();
-        oldest.unwrap_or_else(|| self.mark())
+        oldest.unwrap_or_else(|| Since {
+            mark: self.mark(),
+            heard_all: true,
+        })
     }
 
     /// The notifications a stream holding `uris` (and list changes, if `lists`) should
-    /// have heard since `mark`: the URIs updated (each once) and whether the list
+    /// have heard since `since`: the URIs updated (each once) and whether the list
     /// changed.
-    pub(crate) fn missed(&self, mark: u64, uris: &[String], lists: bool) -> (Vec<String>, bool) {
+    pub(crate) fn missed(&self, since: Since, uris: &[String], lists: bool) -> (Vec<String>, bool) {
+        let mark = since.mark;
         let state = self.state();
         let lost = state.events.front().is_some_and(|(n, _)| *n > mark) && state.next > mark;
         let mut updated: Vec<String> = Vec::new();
@@ -115,6 +134,9 @@ impl ChangeLog {
         if lost {
             uris.iter().for_each(&mut add);
             return (updated, lists);
+        }
+        if !since.heard_all {
+            uris.iter().for_each(&mut add);
         }
         for (_, event) in state.events.iter().filter(|(n, _)| *n >= mark) {
             match event {
@@ -141,7 +163,10 @@ mod tests {
     fn only_changes_after_the_mark_to_held_uris_are_missed() {
         let log = ChangeLog::default();
         log.record(ChangeEvent::Updated("a:1"));
-        let mark = log.mark();
+        let mark = Since {
+            mark: log.mark(),
+            heard_all: true,
+        };
         log.record(ChangeEvent::Updated("a:2"));
         log.record(ChangeEvent::Updated("a:3"));
         log.record(ChangeEvent::Updated("a:2"));
@@ -152,26 +177,48 @@ mod tests {
             (vec!["a:2".to_owned()], false)
         );
         assert!(log.missed(mark, &held, true).1);
-        assert_eq!(log.missed(log.mark(), &held, true), (vec![], false));
+        let now = Since {
+            mark: log.mark(),
+            heard_all: true,
+        };
+        assert_eq!(log.missed(now, &held, true), (vec![], false));
     }
 
     #[test]
     fn a_stream_starts_from_where_the_log_stood_before_its_acknowledgement() {
         let log = ChangeLog::default();
-        log.note();
+        log.note(true);
         log.record(ChangeEvent::Updated("a:1"));
-        let mark = log.noted();
+        let since = log.noted();
         assert_eq!(
-            log.missed(mark, &["a:1".to_owned()], false).0,
+            log.missed(since, &["a:1".to_owned()], false).0,
             ["a:1".to_owned()]
         );
-        assert_eq!(log.noted(), log.mark(), "no note left: the log's position");
+        assert_eq!(
+            log.noted().mark,
+            log.mark(),
+            "no note left: the log's position"
+        );
+    }
+
+    #[test]
+    fn a_stream_acknowledged_while_a_provider_could_not_hear_every_change_looks_again() {
+        let log = ChangeLog::default();
+        log.note(false);
+        log.record(ChangeEvent::Updated("a:2"));
+        let held = ["a:1".to_owned(), "a:2".to_owned()];
+        let since = log.noted();
+        assert!(!since.heard_all);
+        assert_eq!(log.missed(since, &held, true), (held.to_vec(), false));
     }
 
     #[test]
     fn a_resync_or_an_overflow_tells_every_held_uri() {
         let log = ChangeLog::default();
-        let mark = log.mark();
+        let mark = Since {
+            mark: log.mark(),
+            heard_all: true,
+        };
         log.record(ChangeEvent::Resync("a:"));
         let held = ["a:1".to_owned(), "b:1".to_owned()];
         assert_eq!(

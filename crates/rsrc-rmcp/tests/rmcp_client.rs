@@ -1,8 +1,9 @@
 //! rsrc's resources inside an rmcp server, through rmcp's own client, in both eras
 //! (`initialize` at 2025-11-25, `server/discover` at 2026-07-28): tools and resources on
 //! one server, listing with cursors, templates, reads, completion, not-found codes,
-//! subscribe and listen hearing a file write, a tool call heard as `list_changed`, and
-//! the read cache with its single flight.
+//! subscribe and listen hearing a file write (also one made before the file watcher was
+//! in place), a tool call heard as `list_changed`, and the read cache with its single
+//! flight.
 
 mod common;
 
@@ -280,6 +281,75 @@ async fn a_file_write_arrives_as_updated_over_listen() {
         .await
         .unwrap();
     assert_eq!(text_of(&read.contents[0]), "after");
+    client.cancel().await.unwrap();
+}
+
+/// A provider whose watcher is still starting: it offers subscriptions but would not
+/// publish a change made now.
+struct StartingWatcher(rsrc::ResourceSet);
+
+impl rsrc::Provider for StartingWatcher {
+    async fn list(
+        &self,
+        ctx: &rsrc::RequestContext,
+        req: rsrc::ListRequest<'_>,
+    ) -> Result<rsrc::Page, rsrc::ResourceError> {
+        self.0.list(ctx, req).await
+    }
+
+    async fn metadata(
+        &self,
+        ctx: &rsrc::RequestContext,
+        uri: &str,
+    ) -> Result<rsrc::protocol::Resource, rsrc::ResourceError> {
+        self.0.metadata(ctx, uri).await
+    }
+
+    async fn read(
+        &self,
+        ctx: &rsrc::RequestContext,
+        uri: &str,
+    ) -> Result<rsrc::ReadOutput, rsrc::ResourceError> {
+        self.0.read(ctx, uri).await
+    }
+
+    fn capabilities(&self) -> rsrc::ProviderCapabilities {
+        rsrc::ProviderCapabilities::default().with_subscribe(true)
+    }
+
+    fn hears_every_change(&self) -> bool {
+        false
+    }
+}
+
+#[tokio::test]
+async fn a_stream_acknowledged_before_a_watcher_is_in_place_is_told_to_look_again() {
+    // rmcp acknowledges a listen stream before the engine subscribes it: a change made
+    // then, by a provider whose watcher is not in place yet, is never published, so the
+    // stream hears `updated` for what it holds (rsrc's own server would wait instead).
+    let set = rsrc::ResourceSet::new().with_text(rsrc::protocol::Resource::new("t:///a", "a"), "A");
+    let server = rsrc::Server::builder("starting", "1.0")
+        .mount("t:", StartingWatcher(set))
+        .build()
+        .unwrap();
+    let handler = common::FsServer {
+        resources: rsrc_rmcp::Resources::new(server),
+    };
+    let (client, _) = common::rmcp_client(handler, Era::Modern).await;
+    let filter = SubscriptionFilter::builder()
+        .resource_subscriptions(["t:///a"])
+        .build();
+    let mut sub = client.peer().listen(filter).await.unwrap();
+    let got = tokio::time::timeout(WAIT, sub.next())
+        .await
+        .unwrap()
+        .unwrap();
+    match got {
+        Some(ServerNotification::ResourceUpdatedNotification(n)) => {
+            assert_eq!(n.params.uri, "t:///a");
+        }
+        other => panic!("{other:?}"),
+    }
     client.cancel().await.unwrap();
 }
 

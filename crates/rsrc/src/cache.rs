@@ -402,6 +402,10 @@ impl<P: Provider> Provider for Cached<P> {
         self.provider.attach(feed);
     }
 
+    fn hears_every_change(&self) -> bool {
+        self.provider.hears_every_change()
+    }
+
     async fn list(
         &self,
         ctx: &RequestContext,

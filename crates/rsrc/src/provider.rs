@@ -148,6 +148,25 @@ impl ListEntry {
         }
     }
 
+    /// The JSON of an encoded entry (`None` for a typed one).
+    pub fn encoding(&self) -> Option<&str> {
+        match &self.0 {
+            EntryForm::Typed(_) => None,
+            EntryForm::Encoded(raw) => Some(raw.get()),
+        }
+    }
+
+    /// Whether both are encoded entries with the same JSON: a comparison of pointers
+    /// when both are clones of one [`ListEntry::encoded`], of bytes otherwise.
+    pub fn same_encoding(&self, other: &ListEntry) -> bool {
+        match (&self.0, &other.0) {
+            (EntryForm::Encoded(a), EntryForm::Encoded(b)) => {
+                Arc::ptr_eq(a, b) || a.get() == b.get()
+            }
+            _ => false,
+        }
+    }
+
     /// Whether the entry matches `filter` (an entry that cannot be read back does not).
     pub(crate) fn matches(&self, filter: &Filter) -> bool {
         self.name_and_uri(|name, uri| filter.matches(name, uri))
@@ -360,6 +379,15 @@ pub trait Provider: Send + Sync + 'static {
         let _ = feed;
     }
 
+    /// Whether a change made now would be published (the default: yes). A provider that
+    /// learns of changes from a watcher says no until the watcher is in place; its
+    /// [`Provider::subscribe`] waits for that. A host that acknowledges a subscription
+    /// before the engine subscribes it (rsrc-rmcp's `listen`) asks this first, and tells
+    /// the subscriber to look again if the answer was no.
+    fn hears_every_change(&self) -> bool {
+        true
+    }
+
     /// Accepts a subscription to `uri`, or refuses it with the error a read would give
     /// (the default: whatever [`Provider::metadata`] says).
     fn subscribe(
@@ -379,6 +407,7 @@ pub(crate) trait DynProvider: Send + Sync {
     fn templates(&self) -> Vec<ResourceTemplate>;
     fn capabilities(&self) -> ProviderCapabilities;
     fn attach(&self, feed: ChangeFeed);
+    fn hears_every_change(&self) -> bool;
     fn subscribe<'a>(
         &'a self,
         ctx: &'a RequestContext,
@@ -422,6 +451,10 @@ impl<P: Provider> DynProvider for P {
 
     fn attach(&self, feed: ChangeFeed) {
         Provider::attach(self, feed);
+    }
+
+    fn hears_every_change(&self) -> bool {
+        Provider::hears_every_change(self)
     }
 
     fn subscribe<'a>(

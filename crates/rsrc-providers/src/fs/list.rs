@@ -28,6 +28,7 @@ use std::sync::Arc;
 use rsrc::{Filter, ListEntry, Page, ResourceError, SearchRequest};
 
 use super::entry::{Entry, Info};
+use super::kept::Visits;
 use super::scan::{self, Scope};
 use super::walk::{self, Select};
 use super::{ServedRoots, Target, off_runtime};
@@ -144,22 +145,40 @@ impl ServedRoots {
     /// through cached ones costs little), and each is in the listing cache now (else the
     /// walk ahead would be done again when the page is asked for). The walk looks at
     /// `stop`; without one it reads only directories the listing cache holds, and is
-    /// `None` as soon as a directory is not there.
+    /// `None` as soon as a directory is not there. A page walked through cached listings
+    /// only is kept, and answered again while they stay current (`kept.rs`).
     pub(super) fn list_files(
         &self,
         after: Option<&[u8]>,
         limit: usize,
         stop: Option<&dyn Signal>,
     ) -> Result<Option<(Page, bool)>, ResourceError> {
+        if let Some(cache) = &self.cache
+            && let Some((resources, next)) = self.kept.get(after, limit, |root, dir| {
+                scan::cached_listing(&self.roots[root].dir, cache, root, dir)
+                    .ok()
+                    .flatten()
+            })
+        {
+            let page = Page {
+                resources,
+                next,
+                cache: self.config.cache,
+            };
+            return Ok(Some((page, false)));
+        }
         let cached_only = stop.is_none();
         let unstopped = Stop::default();
+        let visits = Visits::new();
         let (mut root, mut pos) = Self::walk_position(after)?;
         let mut resources = Vec::with_capacity(limit.min(4096));
         let (mut scanned, mut uncached) = (false, self.cache.is_none());
+        let mut next = None;
         while root < self.roots.len() {
             let want = limit - resources.len();
             let scope = Scope {
                 cached_only,
+                visits: Some(&visits),
                 ..self.scope(root, stop.unwrap_or(&unstopped))
             };
             let (paths, more) = match walk::files_after(&scope, pos.as_ref(), want) {
@@ -174,23 +193,22 @@ impl ServedRoots {
             resources.extend(paths.iter().map(|(dir, e)| self.listed(root, dir, e)));
             let last = paths.last().map(|(dir, e)| dir.join(&e.name));
             if more || (resources.len() >= limit && root + 1 < self.roots.len()) {
-                let next = match last {
+                next = Some(match last {
                     Some(last) if more => position(root, &last),
                     _ => position(root + 1, &RelPath::root()),
-                };
-                let page = Page {
-                    resources,
-                    next: Some(next),
-                    cache: self.config.cache,
-                };
-                return Ok(Some((page, scanned && !uncached)));
+                });
+                break;
             }
             root += 1;
             pos = None;
         }
+        if !uncached {
+            self.kept
+                .keep(after, limit, &resources, next.as_deref(), visits);
+        }
         let page = Page {
             resources,
-            next: None,
+            next,
             cache: self.config.cache,
         };
         Ok(Some((page, scanned && !uncached)))

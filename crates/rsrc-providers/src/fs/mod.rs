@@ -42,6 +42,7 @@ mod complete;
 mod convert;
 mod entry;
 mod filter;
+mod kept;
 mod list;
 mod read;
 mod scan;
@@ -88,6 +89,7 @@ use cache::DirCache;
 use convert::Conversions;
 use entry::Info;
 use filter::Filter;
+use kept::KeptPages;
 use scan::Scope;
 
 /// The URI prefix of the filesystem provider.
@@ -268,6 +270,8 @@ struct ServedRoots {
     cache: Option<DirCache>,
     /// The walks ahead of the recursive listing's next pages (with the listing cache only).
     ahead: Ahead,
+    /// The recursive listing's pages walked through the listing cache (with it only).
+    kept: KeptPages,
     conversions: Conversions,
     config: FsConfig,
     /// Whether every change from now on will be seen: false from the watcher's start
@@ -370,6 +374,7 @@ impl FsProvider {
         );
         let served = Arc::new(ServedRoots {
             roots: opened,
+            kept: KeptPages::new(config.listing_cache_entries),
             cache,
             ahead: Ahead::default(),
             conversions,
@@ -414,6 +419,7 @@ impl ServedRoots {
             scanned: std::cell::Cell::new(false),
             uncached: std::cell::Cell::new(false),
             stop,
+            visits: None,
         }
     }
 
@@ -546,6 +552,10 @@ impl Provider for FsProvider {
         ProviderCapabilities::default()
             .with_subscribe(watching)
             .with_list_changed(watching)
+    }
+
+    fn hears_every_change(&self) -> bool {
+        self.served.armed.is_armed()
     }
 
     fn attach(&self, feed: ChangeFeed) {

@@ -11,7 +11,7 @@
 //! - A scan looks at its stop signal before each entry and gives up once it is set; a
 //!   directory whose scan gave up is never cached.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::ffi::{OsStr, OsString};
@@ -21,9 +21,10 @@ use std::sync::Arc;
 use cap_std::fs::{Dir, DirEntry};
 use rsrc::keyset;
 
-use super::cache::{DirCache, MAX_CACHED_DIR, Stamp};
+use super::cache::{CachedDir, DirCache, MAX_CACHED_DIR, Stamp};
 use super::entry::{Entry, Info, Kind};
 use super::filter::Filter;
+use super::kept::Visits;
 use crate::kit::blocking::Signal;
 use crate::kit::rel_path::RelPath;
 
@@ -81,6 +82,35 @@ pub(crate) struct Scope<'a> {
     /// Looked at before each directory and each entry scanned: once it is set (the
     /// request went away), the scan or walk ends with [`Stopped`](crate::kit::blocking::Stopped).
     pub(crate) stop: &'a dyn Signal,
+    /// Where a walk whose page may be kept (`kept.rs`) notes the listings it reads.
+    pub(crate) visits: Option<&'a RefCell<Visits>>,
+}
+
+impl Scope<'_> {
+    /// Notes that the walk read `dir` from the cached `listing`.
+    fn read_cached(&self, dir: &RelPath, listing: &Arc<CachedDir>) {
+        if let Some(visits) = self.visits {
+            visits.borrow_mut().read(self.index, dir, listing);
+        }
+    }
+
+    /// Notes that the walk read a directory the cache does not hold, or failed to read one.
+    pub(crate) fn missed(&self) {
+        if let Some(visits) = self.visits {
+            visits.borrow_mut().missed();
+        }
+    }
+}
+
+/// The listing of `dir` the cache holds, if it is current (one `statx` of the directory).
+pub(crate) fn cached_listing(
+    root: &Dir,
+    cache: &DirCache,
+    index: usize,
+    dir: &RelPath,
+) -> io::Result<Option<Arc<CachedDir>>> {
+    let stamp = stamp_of(root, dir)?;
+    Ok(cache.get(index, dir, stamp))
 }
 
 /// The kind of `name` in `dir`: files and directories as they are; a symlink is followed
@@ -271,6 +301,7 @@ pub(crate) fn next_entries(
         Some(cache) => {
             let stamp = stamp_of(scope.dir, dir)?;
             if let Some(hit) = cache.get(scope.index, dir, stamp) {
+                scope.read_cached(dir, &hit);
                 return Ok(slice(&hit.entries, after, n));
             }
             Some((cache, stamp))
@@ -313,10 +344,12 @@ pub(crate) fn next_entries(
         if small {
             all.sort_unstable();
             let cached = cache.insert(scope.index, dir, stamp, resolve(handle, all));
+            scope.read_cached(dir, &cached);
             return Ok(slice(&cached.entries, after, n));
         }
     }
     scope.uncached.set(true);
+    scope.missed();
     let mut heap: BinaryHeap<Candidate> = BinaryHeap::with_capacity(n.min(4096) + 1);
     for item in handle.entries()? {
         scope.stop.check()?;

@@ -134,7 +134,10 @@ pub(crate) fn select_files_after(
                 }
                 Err(e) if is_stopped(&e) => return Err(e),
                 // A directory that vanished (or became unreadable) mid-walk is empty.
-                listed => listed.unwrap_or_default(),
+                listed => listed.unwrap_or_else(|_| {
+                    scope.missed();
+                    Vec::new()
+                }),
             };
             if batch.len() == want {
                 frame.fetch_after = batch.last().map(|e| Some(e.name.to_os_string()));
@@ -266,6 +269,7 @@ mod tests {
                 scanned: Cell::new(false),
                 uncached: Cell::new(false),
                 stop: &Stop::default(),
+                visits: None,
             };
             let path_of = |(d, e): &Located| d.join(&e.name);
             // Where a position lies in walk order: a directory's (one walked to its end,

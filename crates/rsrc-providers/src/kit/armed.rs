@@ -39,6 +39,11 @@ impl Armed {
         self.0.send_replace(true);
     }
 
+    /// Whether the watcher sees every change now.
+    pub(crate) fn is_armed(&self) -> bool {
+        *self.0.borrow()
+    }
+
     /// Waits until armed, at most [`ARMING_WAIT`].
     pub(crate) async fn wait(&self) {
         let mut armed = self.0.subscribe();

@@ -1,4 +1,5 @@
-//! What both examples share: serving one rmcp handler on stdio, or on rmcp's Streamable
+//! What both examples share: serving one rmcp handler on stdio (rmcp's transport over
+//! [`rsrc_rmcp::stdio`]'s non-blocking pipes), or on rmcp's Streamable
 //! HTTP service at `http://ADDR/mcp` (every connection with `TCP_NODELAY`, a session per
 //! client: the factory clones the handler, and each clone of `rsrc_rmcp::Resources` is a
 //! connection of its own).
@@ -13,11 +14,7 @@ pub(crate) async fn serve<H: ServerHandler + Clone>(
     http: Option<&str>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let Some(addr) = http else {
-        handler
-            .serve(rmcp::transport::stdio())
-            .await?
-            .waiting()
-            .await?;
+        handler.serve(rsrc_rmcp::stdio()?).await?.waiting().await?;
         return Ok(());
     };
     let service = StreamableHttpService::new(

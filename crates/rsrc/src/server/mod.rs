@@ -41,7 +41,9 @@ pub use builder::{BuildError, ServerBuilder};
 pub use config::ServerConfig;
 pub use dispatch::{Handled, Incoming, Notice, Outcome, Prepared, Refusal};
 pub use reply::Reply;
-pub(crate) use reply::{Framed, Streaming, holding};
+pub(crate) use reply::Streaming;
+#[cfg(feature = "http")]
+pub(crate) use reply::{Framed, holding};
 pub use router::Router;
 #[cfg(feature = "http")]
 pub(crate) use session::Negotiated;
@@ -79,6 +81,15 @@ impl Server {
     /// [`Provider::attach`](crate::Provider::attach)): for code outside a provider that knows a resource changed.
     pub fn changes(&self) -> ChangeFeed {
         self.state.core.hub.feed()
+    }
+
+    /// Whether every provider would publish a change made now
+    /// ([`Provider::hears_every_change`](crate::Provider::hears_every_change)): false while a
+    /// watcher is still placing its first watches.
+    pub fn hears_every_change(&self) -> bool {
+        self.mounts()
+            .iter()
+            .all(|m| m.provider.hears_every_change())
     }
 
     /// Gives up this instance's leases on the bus (at shutdown), so that other instances

@@ -214,6 +214,7 @@ impl Reply {
     /// message: whole, with what the reply held of the budget of content in flight; or,
     /// if it holds texts of at least `min` bytes, as a [`Streaming`] message, which writes
     /// itself a piece at a time and holds that share until it is dropped.
+    #[cfg(feature = "http")]
     pub(crate) fn into_framed(self, prefix: &[u8], suffix: &[u8], min: usize) -> Framed {
         let mut out = Vec::with_capacity(prefix.len() + 256);
         out.extend_from_slice(prefix);
@@ -279,6 +280,7 @@ impl Reply {
 
 /// A message of [`Reply::into_framed`]: whole, with the reservation the reply held (turn
 /// both into bytes holding it with [`holding`]), or a piece at a time.
+#[cfg(feature = "http")]
 pub(crate) enum Framed {
     Whole(Vec<u8>, Reservation),
     Streaming(Streaming),
@@ -332,6 +334,7 @@ impl Streaming {
 
     /// The next piece, of about `size` bytes, in a buffer of its own; and whether it is
     /// the last.
+    #[cfg(feature = "http")]
     pub(crate) fn next_piece(&mut self, size: usize) -> (Vec<u8>, bool) {
         let mut out = Vec::with_capacity(size + size / 8);
         let last = self.fill(&mut out, size);
@@ -340,6 +343,7 @@ impl Streaming {
 
     /// The last piece [`Streaming::next_piece`] made, holding what this message held of
     /// the budget of content in flight until it is dropped.
+    #[cfg(feature = "http")]
     pub(crate) fn into_last_piece(self, piece: Vec<u8>) -> Bytes {
         holding(piece, self._hold)
     }

@@ -17,7 +17,7 @@ mod stdio;
 mod stream;
 
 pub use lines::{Frame, LineReader, PREFIX_KEEP};
-pub use stdio::serve_stdio;
+pub use stdio::{StdinStream, StdoutStream, serve_stdio, stdio_streams};
 pub use stream::{StreamConfig, serve_stream};
 
 use tokio::io::DuplexStream;

@@ -1,0 +1,278 @@
+//! The recursive listing's pages, kept with the cached directory listings they were
+//! walked from, so that listing a page again through a tree that has not changed costs a
+//! stamp per directory (one `statx`) and a clone of the page, not a walk.
+//!
+//! Invariants:
+//! - A kept page answers only while every directory its walk read is still the very
+//!   listing the cache holds for it (the same allocation, looked up under a fresh stamp
+//!   and within the cache's time to live). A walk reads nothing else, so it would give the
+//!   same page: a kept page is exactly as fresh as a walk through the cache, and an entry
+//!   added, removed or renamed shows at once.
+//! - A walk that read a directory the cache does not hold (too large for it, or no cache),
+//!   or that failed to read one, is not kept.
+//! - Memory is bounded: the kept pages hold at most the listing cache's budget of entries
+//!   in all, and are dropped together past it. They refer to the cached listings weakly, so
+//!   a listing the cache evicts is freed as it would be without them.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use rsrc::ListEntry;
+
+use super::cache::CachedDir;
+use crate::kit::rel_path::RelPath;
+
+/// A directory listing a walk read: its root's index, its path and the cached listing.
+type Read = (usize, RelPath, Weak<CachedDir>);
+
+/// What one walk read, as it goes (shared by the scopes of its roots).
+#[derive(Debug, Default)]
+pub(crate) struct Visits {
+    read: Vec<Read>,
+    /// False once the walk read a directory that is not cached, or failed to read one.
+    whole: bool,
+}
+
+impl Visits {
+    pub(crate) fn new() -> RefCell<Visits> {
+        RefCell::new(Visits {
+            read: Vec::new(),
+            whole: true,
+        })
+    }
+
+    /// The walk read `dir` of root `root` from the cached `listing`.
+    pub(crate) fn read(&mut self, root: usize, dir: &RelPath, listing: &Arc<CachedDir>) {
+        self.read.push((root, dir.clone(), Arc::downgrade(listing)));
+    }
+
+    /// The walk read a directory the cache does not hold, or failed to read one.
+    pub(crate) fn missed(&mut self) {
+        self.whole = false;
+    }
+}
+
+/// A page and what its walk read.
+struct KeptPage {
+    resources: Vec<ListEntry>,
+    next: Option<Vec<u8>>,
+    read: Vec<Read>,
+}
+
+/// Where a page starts (after which position, none for the first) and its size limit.
+type Start = (Option<Vec<u8>>, usize);
+
+#[derive(Default)]
+struct Kept {
+    pages: HashMap<Start, Arc<KeptPage>>,
+    entries: usize,
+}
+
+/// The kept pages of the recursive listing.
+pub(crate) struct KeptPages {
+    kept: Mutex<Kept>,
+    budget: usize,
+}
+
+impl std::fmt::Debug for KeptPages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeptPages")
+            .field("budget", &self.budget)
+            .finish_non_exhaustive()
+    }
+}
+
+impl KeptPages {
+    /// Pages holding at most `budget` entries in all.
+    pub(crate) fn new(budget: usize) -> KeptPages {
+        KeptPages {
+            kept: Mutex::new(Kept::default()),
+            budget,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.kept.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The page after `after` of at most `limit` files, with where the next one starts, if
+    /// it is kept and every listing its walk read is still `current(root, dir)`; a kept
+    /// page found out of date is dropped.
+    pub(crate) fn get(
+        &self,
+        after: Option<&[u8]>,
+        limit: usize,
+        current: impl Fn(usize, &RelPath) -> Option<Arc<CachedDir>>,
+    ) -> Option<(Vec<ListEntry>, Option<Vec<u8>>)> {
+        let start = (after.map(<[u8]>::to_vec), limit);
+        let page = self.lock().pages.get(&start).cloned()?;
+        let fresh = page.read.iter().all(|(root, dir, listing)| {
+            current(*root, dir).is_some_and(|now| std::ptr::eq(Arc::as_ptr(&now), listing.as_ptr()))
+        });
+        if !fresh {
+            let mut kept = self.lock();
+            if kept
+                .pages
+                .get(&start)
+                .is_some_and(|p| Arc::ptr_eq(p, &page))
+            {
+                kept.pages.remove(&start);
+                kept.entries -= page.resources.len();
+            }
+            return None;
+        }
+        Some((page.resources.clone(), page.next.clone()))
+    }
+
+    /// Keeps the page after `after` of at most `limit` files, if its walk read only cached
+    /// listings.
+    pub(crate) fn keep(
+        &self,
+        after: Option<&[u8]>,
+        limit: usize,
+        resources: &[ListEntry],
+        next: Option<&[u8]>,
+        visits: RefCell<Visits>,
+    ) {
+        let visits = visits.into_inner();
+        if !visits.whole || resources.len() > self.budget {
+            return;
+        }
+        let page = Arc::new(KeptPage {
+            resources: resources.to_vec(),
+            next: next.map(<[u8]>::to_vec),
+            read: visits.read,
+        });
+        let mut kept = self.lock();
+        if kept.entries + resources.len() > self.budget {
+            *kept = Kept::default();
+        }
+        kept.entries += resources.len();
+        if let Some(old) = kept.pages.insert((after.map(<[u8]>::to_vec), limit), page) {
+            kept.entries -= old.resources.len();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::{FsConfig, FsProvider};
+    use crate::kit::blocking::{Signal as _, Stop};
+
+    /// `d0`…`d4`, each with `f0`…`f3`: 20 files.
+    fn served() -> (tempfile::TempDir, Arc<crate::fs::ServedRoots>) {
+        let dir = tempfile::tempdir().unwrap();
+        for d in 0..5 {
+            let sub = dir.path().join(format!("d{d}"));
+            std::fs::create_dir(&sub).unwrap();
+            for f in 0..4 {
+                std::fs::write(sub.join(format!("f{f}")), "x").unwrap();
+            }
+        }
+        let config = FsConfig {
+            watch: false,
+            ..FsConfig::default()
+        };
+        let served = FsProvider::single(dir.path(), config).unwrap().served;
+        (dir, served)
+    }
+
+    fn uris(page: &rsrc::Page) -> Vec<String> {
+        page.resources
+            .iter()
+            .map(|e| {
+                let entry: serde_json::Value = serde_json::from_str(e.encoding().unwrap()).unwrap();
+                entry["uri"].as_str().unwrap().to_owned()
+            })
+            .collect()
+    }
+
+    /// A signal already set: a walk looking at it gives up at once.
+    fn stopped() -> Stop {
+        let stop = Stop::default();
+        stop.stop();
+        stop
+    }
+
+    #[test]
+    fn a_page_listed_again_through_an_unchanged_tree_is_answered_without_a_walk() {
+        let (_dir, served) = served();
+        let live = Stop::default();
+        let (first, _) = served.list_files(None, 6, Some(&live)).unwrap().unwrap();
+        assert_eq!(uris(&first)[..2], ["file:///d0/f0", "file:///d0/f1"]);
+        let next = first.next.clone().unwrap();
+        let (second, _) = served
+            .list_files(Some(&next), 6, Some(&live))
+            .unwrap()
+            .unwrap();
+        // With a stop signal already set, only a kept page can be answered.
+        let (again, walk_ahead) = served
+            .list_files(None, 6, Some(&stopped()))
+            .unwrap()
+            .unwrap();
+        assert_eq!(uris(&again), uris(&first));
+        assert_eq!(again.next, first.next);
+        assert!(!walk_ahead, "nothing was scanned");
+        let (again, _) = served
+            .list_files(Some(&next), 6, Some(&stopped()))
+            .unwrap()
+            .unwrap();
+        assert_eq!(uris(&again), uris(&second));
+        // Another page size is another page, not kept yet.
+        assert!(served.list_files(None, 5, Some(&stopped())).is_err());
+    }
+
+    #[test]
+    fn a_kept_page_whose_directory_changed_is_walked_again_and_shows_the_change() {
+        let (dir, served) = served();
+        let live = Stop::default();
+        served.list_files(None, 6, Some(&live)).unwrap();
+        std::fs::remove_file(dir.path().join("d1/f0")).unwrap();
+        std::fs::write(dir.path().join("d0/f9"), "new").unwrap();
+        assert!(
+            served.list_files(None, 6, Some(&stopped())).is_err(),
+            "the kept page was answered after its directories changed"
+        );
+        let (page, _) = served.list_files(None, 6, Some(&live)).unwrap().unwrap();
+        assert_eq!(
+            uris(&page),
+            [
+                "file:///d0/f0",
+                "file:///d0/f1",
+                "file:///d0/f2",
+                "file:///d0/f3",
+                "file:///d0/f9",
+                "file:///d1/f1",
+            ]
+        );
+    }
+
+    #[test]
+    fn kept_pages_past_the_budget_are_dropped_together() {
+        let kept = KeptPages::new(3);
+        let entries = |n: usize| -> Vec<ListEntry> {
+            (0..n)
+                .map(|i| {
+                    ListEntry::encoded(rsrc::protocol::Resource::new(format!("t:///{i}"), "x"))
+                })
+                .collect()
+        };
+        let none = |_: usize, _: &RelPath| None;
+        kept.keep(None, 2, &entries(2), Some(b"a"), Visits::new());
+        assert_eq!(kept.get(None, 2, none).unwrap().0.len(), 2);
+        kept.keep(Some(b"a"), 2, &entries(2), None, Visits::new());
+        assert!(
+            kept.get(None, 2, none).is_none(),
+            "the first page was dropped"
+        );
+        assert!(kept.get(Some(b"a"), 2, none).is_some());
+        assert_eq!(kept.lock().entries, 2);
+        // A walk that missed a directory is not kept.
+        let missed = Visits::new();
+        missed.borrow_mut().missed();
+        kept.keep(Some(b"b"), 2, &entries(1), None, missed);
+        assert!(kept.get(Some(b"b"), 2, none).is_none());
+    }
+}
