@@ -55,13 +55,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::process::exit(2);
     };
     let dir = PathBuf::from(dir);
-    // The listing cache is filled on a thread of its own at start, as a server that
-    // indexes its directory at start would: the first listing is then as fast as the next.
-    let config = FsConfig {
-        warm_listing_cache: true,
-        ..FsConfig::default()
-    };
-    let provider = FsProvider::new(vec![(default_root_name(&dir), dir)], config)?;
+    let provider = FsProvider::new(vec![(default_root_name(&dir), dir)], FsConfig::default())?;
     let mut builder = rsrc::Server::builder("rsrc-rmcp-fs", "0.1.0").mount(PREFIX, provider);
     if fixtures {
         builder = conformance::mount(builder);
@@ -70,5 +64,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let handler = FsServer {
         resources: Resources::new(server),
     };
+    // The tree is indexed at start, as a hand-written server would: the listing is walked
+    // once before serving (filling the provider's listing cache and the adapter's table),
+    // so the first listing a client asks for is as fast as the next ones.
+    handler.resources.prepare_listing(1000).await;
     common::serve(handler, http.as_deref()).await
 }

@@ -8,6 +8,9 @@
 //! the page (what a hand-written rmcp server pays to clone its own table), not a JSON
 //! decode of every resource.
 //!
+//! [`Listed::prepare`] walks the engine's default listing once without a client, so that
+//! a server that indexes at start answers even its first listing from the table.
+//!
 //! Invariants: a page's rmcp form is what rmcp's own decoding of the engine's encoding
 //! gives, so a page is the same on the wire with or without the table; a kept page
 //! answers only a page whose entries all have the same encodings, so a resource that changed is
@@ -18,8 +21,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{ListResourcesResult, Resource};
-use rsrc::ListEntry;
 use rsrc::protocol::resources;
+use rsrc::server::{Handled, Session};
+use rsrc::{ListEntry, Notifier, Server};
 
 /// Most resources whose rmcp forms are kept (about 0.5 KB each with their encoding): a
 /// listing of this many resources is answered from the table on every pass after the
@@ -111,6 +115,45 @@ impl Listed {
         Ok(resources)
     }
 
+    /// Lists every page of the engine's default listing (at most `max_pages`), as a
+    /// client would, and keeps their rmcp forms (`Resources::prepare_listing`).
+    pub(crate) async fn prepare(&self, server: &Server, max_pages: usize) {
+        let session = Arc::new(Session::stateless(Notifier::discard()));
+        let mut cursor: Option<String> = None;
+        for _ in 0..max_pages {
+            let request = serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "resources/list",
+                "params": {
+                    "cursor": cursor,
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                        "io.modelcontextprotocol/clientCapabilities": {}
+                    }
+                }
+            });
+            let Ok(bytes) = serde_json::to_vec(&request) else {
+                return;
+            };
+            let reply = match server.handle(&session, &bytes) {
+                Handled::Reply(reply) => reply,
+                Handled::Pending(fut) => match fut.await {
+                    Some(reply) => reply,
+                    None => return,
+                },
+                Handled::None => return,
+            };
+            let Ok(page) = reply.into_result::<resources::ListResourcesResult<ListEntry>>() else {
+                return;
+            };
+            cursor.clone_from(&page.next_cursor);
+            if self.page(page, None).is_err() || cursor.is_none() {
+                return;
+            }
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Pages> {
         self.pages.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -166,6 +209,27 @@ mod tests {
             2,
             "the changed page replaced the kept one"
         );
+    }
+
+    #[tokio::test]
+    async fn preparing_the_listing_keeps_every_page_up_to_the_bound() {
+        let mut set = rsrc::ResourceSet::new();
+        for i in 0..5 {
+            set = set.with_text(Resource::new(format!("t:///{i}"), format!("{i}")), "x");
+        }
+        let server = rsrc::Server::builder("t", "1")
+            .mount("t:", set)
+            .config(rsrc::ServerConfig {
+                page_size: 2,
+                ..rsrc::ServerConfig::default()
+            })
+            .build()
+            .unwrap();
+        let listed = Listed::default();
+        listed.prepare(&server, 2).await;
+        assert_eq!(listed.lock().entries, 4, "two pages of two");
+        listed.prepare(&server, 10).await;
+        assert_eq!(listed.lock().entries, 5, "the three pages");
     }
 
     #[test]
