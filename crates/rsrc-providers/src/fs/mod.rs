@@ -45,6 +45,8 @@ mod filter;
 mod kept;
 mod list;
 mod read;
+#[cfg(test)]
+mod relisting;
 mod scan;
 #[cfg(test)]
 mod stopping;

@@ -1,0 +1,96 @@
+//! Listing a page of the recursive listing again: while the directories its walk read
+//! are unchanged, it is answered from the kept page without a walk (`kept.rs`); once one
+//! of them changed, it is walked again and shows the change.
+
+use std::sync::Arc;
+
+use super::{FsConfig, FsProvider, ServedRoots};
+use crate::kit::blocking::{Signal as _, Stop};
+
+/// `d0`…`d4`, each with `f0`…`f3`: 20 files.
+fn served() -> (tempfile::TempDir, Arc<ServedRoots>) {
+    let dir = tempfile::tempdir().unwrap();
+    for d in 0..5 {
+        let sub = dir.path().join(format!("d{d}"));
+        std::fs::create_dir(&sub).unwrap();
+        for f in 0..4 {
+            std::fs::write(sub.join(format!("f{f}")), "x").unwrap();
+        }
+    }
+    let config = FsConfig {
+        watch: false,
+        ..FsConfig::default()
+    };
+    let served = FsProvider::single(dir.path(), config).unwrap().served;
+    (dir, served)
+}
+
+fn uris(page: &rsrc::Page) -> Vec<String> {
+    page.resources
+        .iter()
+        .map(|e| {
+            let entry: serde_json::Value = serde_json::from_str(e.encoding().unwrap()).unwrap();
+            entry["uri"].as_str().unwrap().to_owned()
+        })
+        .collect()
+}
+
+/// A signal already set: a walk looking at it gives up at once.
+fn stopped() -> Stop {
+    let stop = Stop::default();
+    stop.stop();
+    stop
+}
+
+#[test]
+fn a_page_listed_again_through_an_unchanged_tree_is_answered_without_a_walk() {
+    let (_dir, served) = served();
+    let live = Stop::default();
+    let (first, _) = served.list_files(None, 6, Some(&live)).unwrap().unwrap();
+    assert_eq!(uris(&first)[..2], ["file:///d0/f0", "file:///d0/f1"]);
+    let next = first.next.clone().unwrap();
+    let (second, _) = served
+        .list_files(Some(&next), 6, Some(&live))
+        .unwrap()
+        .unwrap();
+    // With a stop signal already set, only a kept page can be answered.
+    let (again, walk_ahead) = served
+        .list_files(None, 6, Some(&stopped()))
+        .unwrap()
+        .unwrap();
+    assert_eq!(uris(&again), uris(&first));
+    assert_eq!(again.next, first.next);
+    assert!(!walk_ahead, "nothing was scanned");
+    let (again, _) = served
+        .list_files(Some(&next), 6, Some(&stopped()))
+        .unwrap()
+        .unwrap();
+    assert_eq!(uris(&again), uris(&second));
+    // Another page size is another page, not kept yet.
+    assert!(served.list_files(None, 5, Some(&stopped())).is_err());
+}
+
+#[test]
+fn a_kept_page_whose_directory_changed_is_walked_again_and_shows_the_change() {
+    let (dir, served) = served();
+    let live = Stop::default();
+    served.list_files(None, 6, Some(&live)).unwrap();
+    std::fs::remove_file(dir.path().join("d1/f0")).unwrap();
+    std::fs::write(dir.path().join("d0/f9"), "new").unwrap();
+    assert!(
+        served.list_files(None, 6, Some(&stopped())).is_err(),
+        "the kept page was answered after its directories changed"
+    );
+    let (page, _) = served.list_files(None, 6, Some(&live)).unwrap().unwrap();
+    assert_eq!(
+        uris(&page),
+        [
+            "file:///d0/f0",
+            "file:///d0/f1",
+            "file:///d0/f2",
+            "file:///d0/f3",
+            "file:///d0/f9",
+            "file:///d1/f1",
+        ]
+    );
+}
