@@ -231,11 +231,12 @@ impl Resources {
         self.list(&context, "resources/list", &params).await
     }
 
-    /// Lists every page of the default listing once, without a client, so that the first
+    /// Lists the default listing once, without a client, so that the first
     /// `resources/list` a client sends is answered as fast as the next ones: the providers'
     /// listings are walked (and cached, where a provider caches) and the pages' rmcp forms
     /// kept (`listed.rs`), as a hand-written server that builds its table at start. Stops
-    /// at the first error, or after `max_pages` pages.
+    /// at the first error, after `max_pages` pages, or once the table of rmcp forms is
+    /// full (65,536 resources): a larger listing is prepared from its start.
     pub async fn prepare_listing(&self, max_pages: usize) {
         self.shared
             .listed

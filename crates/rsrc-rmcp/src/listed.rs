@@ -115,8 +115,9 @@ impl Listed {
         Ok(resources)
     }
 
-    /// Lists every page of the engine's default listing (at most `max_pages`), as a
-    /// client would, and keeps their rmcp forms (`Resources::prepare_listing`).
+    /// Lists the pages of the engine's default listing (at most `max_pages`, and no more
+    /// than the table keeps), as a client would, and keeps their rmcp forms
+    /// (`Resources::prepare_listing`). Stops at the first error.
     pub(crate) async fn prepare(&self, server: &Server, max_pages: usize) {
         let session = Arc::new(Session::stateless(Notifier::discard()));
         let mut cursor: Option<String> = None;
@@ -148,7 +149,13 @@ impl Listed {
                 return;
             };
             cursor.clone_from(&page.next_cursor);
+            let size = page.resources.len();
             if self.page(page, None).is_err() || cursor.is_none() {
+                return;
+            }
+            // The next page would start the table again: the first pages, the ones a
+            // client asks for first, are kept.
+            if self.lock().entries + size > MAX_ENTRIES {
                 return;
             }
         }

@@ -16,13 +16,14 @@
 //! A provider may also not hear a change at all until its watcher is in place, which
 //! rsrc's own server waits for before it acknowledges. The note says whether every
 //! provider heard every change when rmcp acknowledged ([`rsrc::Server::hears_every_change`]);
-//! if one did not, every URI the stream holds is told to look again.
+//! if one did not, every URI the stream holds is told to look again, and the list too if
+//! the stream follows it.
 //!
 //! Invariant: a change made after rmcp acknowledged a stream reaches it, at worst twice
 //! (a stream may take an older note than its own, never a newer one); if more changes
 //! came than the log keeps, or a provider could not hear every change when the stream was
 //! acknowledged, every subscribed URI is told to look again (and the list, if the stream
-//! follows it and the log overflowed).
+//! follows it).
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
@@ -137,6 +138,7 @@ impl ChangeLog {
         }
         if !since.heard_all {
             uris.iter().for_each(&mut add);
+            list_changed = lists;
         }
         for (_, event) in state.events.iter().filter(|(n, _)| *n >= mark) {
             match event {
@@ -209,7 +211,8 @@ mod tests {
         let held = ["a:1".to_owned(), "a:2".to_owned()];
         let since = log.noted();
         assert!(!since.heard_all);
-        assert_eq!(log.missed(since, &held, true), (held.to_vec(), false));
+        assert_eq!(log.missed(since, &held, false), (held.to_vec(), false));
+        assert_eq!(log.missed(since, &held, true), (held.to_vec(), true));
     }
 
     #[test]

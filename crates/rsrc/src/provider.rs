@@ -379,9 +379,11 @@ pub trait Provider: Send + Sync + 'static {
         let _ = feed;
     }
 
-    /// Whether a change made now would be published (the default: yes). A provider that
-    /// learns of changes from a watcher says no until the watcher is in place; its
-    /// [`Provider::subscribe`] waits for that. A host that acknowledges a subscription
+    /// Whether a change made now to any of its resources, subscribed yet or not, would be
+    /// published (the default: yes). A provider whose watcher is still starting says no
+    /// until it is in place (its [`Provider::subscribe`] waits for that); one that learns
+    /// of changes only for subscribed resources (by comparing digests taken when each is
+    /// subscribed) says no while it watches. A host that acknowledges a subscription
     /// before the engine subscribes it (rsrc-rmcp's `listen`) asks this first, and tells
     /// the subscriber to look again if the answer was no.
     fn hears_every_change(&self) -> bool {

@@ -564,6 +564,12 @@ impl Provider for PostgresProvider {
             .with_list_changed(watching)
     }
 
+    /// Its watcher digests subscribed resources only (`kit/watch.rs`): a change to one
+    /// not yet subscribed is never published.
+    fn hears_every_change(&self) -> bool {
+        !self.capabilities().subscribe
+    }
+
     fn attach(&self, feed: ChangeFeed) {
         if !self.db.config.watch {
             return;

@@ -81,28 +81,29 @@ impl DirCache {
         (hit.stamp == stamp && hit.filled.elapsed() < self.ttl).then(|| Arc::clone(hit))
     }
 
-    /// Caches the listing of `dir` scanned under `stamp` (taken before the scan).
+    /// Caches the listing of `dir` scanned under `stamp` (taken before the scan); and
+    /// whether the cache kept it (not if it alone is over the budget).
     pub(crate) fn insert(
         &self,
         root: usize,
         dir: &RelPath,
         stamp: Stamp,
         entries: Vec<Entry>,
-    ) -> Arc<CachedDir> {
+    ) -> (Arc<CachedDir>, bool) {
         let cached = Arc::new(CachedDir {
             entries,
             stamp,
             filled: Instant::now(),
         });
         if cached.entries.len() > self.budget {
-            return cached;
+            return (cached, false);
         }
         let mut stored = self.lock();
         let key = (root, dir.clone());
         if let Some(old) = stored.map.insert(key.clone(), Arc::clone(&cached)) {
             stored.total -= old.entries.len();
         } else {
-            stored.order.push_back(key);
+            stored.order.push_back(key.clone());
         }
         stored.total += cached.entries.len();
         while stored.total > self.budget {
@@ -113,7 +114,11 @@ impl DirCache {
                 stored.total -= old.entries.len();
             }
         }
-        cached
+        let kept = stored
+            .map
+            .get(&key)
+            .is_some_and(|now| Arc::ptr_eq(now, &cached));
+        (cached, kept)
     }
 }
 

@@ -10,9 +10,10 @@
 //!   added, removed or renamed shows at once.
 //! - A walk that read a directory the cache does not hold (too large for it, or no cache),
 //!   or that failed to read one, is not kept.
-//! - Memory is bounded: the kept pages hold at most the listing cache's budget of entries
-//!   in all, and are dropped together past it. They refer to the cached listings weakly, so
-//!   a listing the cache evicts is freed as it would be without them.
+//! - Memory is bounded: the kept pages cost at most the listing cache's budget in all,
+//!   counting each page's files and the listings its walk read (and an empty page as one),
+//!   and are dropped together past it. They refer to the cached listings weakly, so the
+//!   entries of a listing the cache evicts are freed as they would be without them.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -27,7 +28,7 @@ use crate::kit::rel_path::RelPath;
 type Read = (usize, RelPath, Weak<CachedDir>);
 
 /// What one walk read, as it goes (shared by the scopes of its roots).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Visits {
     read: Vec<Read>,
     /// False once the walk read a directory that is not cached, or failed to read one.
@@ -60,13 +61,21 @@ struct KeptPage {
     read: Vec<Read>,
 }
 
+impl KeptPage {
+    /// What the page counts against the budget.
+    fn cost(&self) -> usize {
+        self.resources.len().max(1) + self.read.len()
+    }
+}
+
 /// Where a page starts (after which position, none for the first) and its size limit.
 type Start = (Option<Vec<u8>>, usize);
 
 #[derive(Default)]
 struct Kept {
     pages: HashMap<Start, Arc<KeptPage>>,
-    entries: usize,
+    /// What the pages cost in all ([`KeptPage::cost`]).
+    cost: usize,
 }
 
 /// The kept pages of the recursive listing.
@@ -84,12 +93,18 @@ impl std::fmt::Debug for KeptPages {
 }
 
 impl KeptPages {
-    /// Pages holding at most `budget` entries in all.
+    /// Pages costing at most `budget` in all.
     pub(crate) fn new(budget: usize) -> KeptPages {
         KeptPages {
             kept: Mutex::new(Kept::default()),
             budget,
         }
+    }
+
+    /// What the kept pages cost in all.
+    #[cfg(test)]
+    pub(crate) fn cost(&self) -> usize {
+        self.lock().cost
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
@@ -118,7 +133,7 @@ impl KeptPages {
                 .is_some_and(|p| Arc::ptr_eq(p, &page))
             {
                 kept.pages.remove(&start);
-                kept.entries -= page.resources.len();
+                kept.cost -= page.cost();
             }
             return None;
         }
@@ -136,7 +151,7 @@ impl KeptPages {
         visits: RefCell<Visits>,
     ) {
         let visits = visits.into_inner();
-        if !visits.whole || resources.len() > self.budget {
+        if !visits.whole {
             return;
         }
         let page = Arc::new(KeptPage {
@@ -144,13 +159,17 @@ impl KeptPages {
             next: next.map(<[u8]>::to_vec),
             read: visits.read,
         });
+        let cost = page.cost();
+        if cost > self.budget {
+            return;
+        }
         let mut kept = self.lock();
-        if kept.entries + resources.len() > self.budget {
+        if kept.cost + cost > self.budget {
             *kept = Kept::default();
         }
-        kept.entries += resources.len();
+        kept.cost += cost;
         if let Some(old) = kept.pages.insert((after.map(<[u8]>::to_vec), limit), page) {
-            kept.entries -= old.resources.len();
+            kept.cost -= old.cost();
         }
     }
 }
@@ -161,6 +180,7 @@ mod tests {
 
     #[test]
     fn kept_pages_past_the_budget_are_dropped_together() {
+        // Each page: its files, plus the listings its walk read (none here).
         let kept = KeptPages::new(3);
         let entries = |n: usize| -> Vec<ListEntry> {
             (0..n)
@@ -178,7 +198,7 @@ mod tests {
             "the first page was dropped"
         );
         assert!(kept.get(Some(b"a"), 2, none).is_some());
-        assert_eq!(kept.lock().entries, 2);
+        assert_eq!(kept.cost(), 2);
         // A walk that missed a directory is not kept.
         let missed = Visits::new();
         missed.borrow_mut().missed();

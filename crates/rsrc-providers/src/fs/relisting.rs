@@ -9,6 +9,14 @@ use crate::kit::blocking::{Signal as _, Stop};
 
 /// `d0`…`d4`, each with `f0`…`f3`: 20 files.
 fn served() -> (tempfile::TempDir, Arc<ServedRoots>) {
+    // A time to live no test run outlasts: only a change makes a kept page stale here.
+    served_with(FsConfig {
+        listing_cache_ttl: std::time::Duration::from_secs(3600),
+        ..FsConfig::default()
+    })
+}
+
+fn served_with(config: FsConfig) -> (tempfile::TempDir, Arc<ServedRoots>) {
     let dir = tempfile::tempdir().unwrap();
     for d in 0..5 {
         let sub = dir.path().join(format!("d{d}"));
@@ -19,7 +27,7 @@ fn served() -> (tempfile::TempDir, Arc<ServedRoots>) {
     }
     let config = FsConfig {
         watch: false,
-        ..FsConfig::default()
+        ..config
     };
     let served = FsProvider::single(dir.path(), config).unwrap().served;
     (dir, served)
@@ -93,4 +101,32 @@ fn a_kept_page_whose_directory_changed_is_walked_again_and_shows_the_change() {
             "file:///d1/f1",
         ]
     );
+}
+
+#[test]
+fn a_page_is_not_kept_past_the_time_to_live_or_through_a_directory_the_cache_cannot_hold() {
+    let expired = FsConfig {
+        listing_cache_ttl: std::time::Duration::ZERO,
+        ..FsConfig::default()
+    };
+    // The root's 5 entries are over this budget: its listing is never cached.
+    let small = FsConfig {
+        listing_cache_entries: 4,
+        ..FsConfig::default()
+    };
+    for (config, kept) in [(expired, true), (small, false)] {
+        let (_dir, served) = served_with(config);
+        let (page, _) = served
+            .list_files(None, 2, Some(&Stop::default()))
+            .unwrap()
+            .unwrap();
+        assert_eq!(page.resources.len(), 2);
+        // A walk through a directory the cache did not take is not even kept.
+        assert_eq!(served.kept.cost() > 0, kept);
+        assert!(
+            served.list_files(None, 2, Some(&stopped())).is_err(),
+            "a kept page was answered"
+        );
+        assert_eq!(served.kept.cost(), 0, "the stale page was dropped");
+    }
 }

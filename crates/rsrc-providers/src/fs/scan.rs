@@ -343,8 +343,13 @@ pub(crate) fn next_entries(
         }
         if small {
             all.sort_unstable();
-            let cached = cache.insert(scope.index, dir, stamp, resolve(handle, all));
-            scope.read_cached(dir, &cached);
+            let (cached, kept) = cache.insert(scope.index, dir, stamp, resolve(handle, all));
+            if kept {
+                scope.read_cached(dir, &cached);
+            } else {
+                scope.uncached.set(true);
+                scope.missed();
+            }
             return Ok(slice(&cached.entries, after, n));
         }
     }

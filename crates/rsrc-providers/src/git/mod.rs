@@ -350,6 +350,12 @@ impl Provider for GitProvider {
             .with_list_changed(watching)
     }
 
+    /// Its watcher digests subscribed resources only (`kit/watch.rs`): a change to one
+    /// not yet subscribed is never published.
+    fn hears_every_change(&self) -> bool {
+        !self.capabilities().subscribe
+    }
+
     fn attach(&self, feed: ChangeFeed) {
         if let Some(interval) = self.served.config.poll_interval {
             watch::start(&self.served, &feed, interval);

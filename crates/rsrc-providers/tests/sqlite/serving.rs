@@ -207,3 +207,20 @@ async fn the_2026_revision_gets_its_own_not_found_and_every_message_validates() 
         .await;
     assert_eq!(meta["result"]["resource"]["mimeType"], "application/json");
 }
+
+#[test]
+fn a_watching_provider_says_it_does_not_hear_changes_to_resources_not_yet_subscribed() {
+    use rsrc::Provider as _;
+    let dir = tempfile::tempdir().unwrap();
+    let path = shop(dir.path());
+    for watch in [true, false] {
+        let config = SqliteConfig {
+            watch,
+            ..SqliteConfig::default()
+        };
+        let provider = SqliteProvider::new(vec![SqliteSource::file(&path)], config).unwrap();
+        // Its watcher digests subscribed rows only (a host acknowledging a subscription
+        // before the engine subscribes it must tell the subscriber to look again).
+        assert_eq!(provider.hears_every_change(), !watch);
+    }
+}

@@ -143,7 +143,14 @@ pub struct StdoutStream(Option<Output>);
 
 /// Standard input and output, driven as [`serve_stdio`] drives them: on the runtime's own
 /// reactor when they are pipes or sockets, through tokio's blocking-thread stdio otherwise.
-/// Call it once, from within a tokio runtime.
+///
+/// Take them once, and keep both for as long as either is in use: dropping one puts its
+/// pipe back into blocking mode, which a second pair (or the other half of a socket
+/// shared by both) would then block the runtime on.
+///
+/// # Panics
+///
+/// Outside a tokio runtime with I/O enabled, when stdin or stdout is a pipe or a socket.
 pub fn stdio_streams() -> io::Result<(StdinStream, StdoutStream)> {
     Ok((
         StdinStream(Some(Input::open()?)),
