@@ -311,6 +311,30 @@ impl Acknowledgement {
     }
 }
 
+/// Runs `method` with `params` (an object) on the engine as a 2026-07-28 request of no
+/// client, on a stateless session of its own: what the adapter asks the engine for
+/// itself (its `server/discover`, a listing prepared before serving).
+pub(crate) async fn alone(server: &Server, method: &str, mut params: Value) -> Option<Reply> {
+    if let Value::Object(p) = &mut params {
+        p.insert(
+            "_meta".to_owned(),
+            serde_json::json!({
+                "io.modelcontextprotocol/protocolVersion": ProtocolVersion::V_2026_07_28.as_str(),
+                "io.modelcontextprotocol/clientCapabilities": {}
+            }),
+        );
+    }
+    let request =
+        serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": method, "params": params});
+    let bytes = serde_json::to_vec(&request).ok()?;
+    let session = Arc::new(Session::stateless(Notifier::discard()));
+    match server.handle(&session, &bytes) {
+        rsrc::server::Handled::Reply(reply) => Some(reply),
+        rsrc::server::Handled::Pending(fut) => fut.await,
+        rsrc::server::Handled::None => None,
+    }
+}
+
 /// The engine's error as rmcp's.
 pub(crate) fn error_data(e: &rsrc::protocol::ErrorObject) -> ErrorData {
     ErrorData::new(ErrorCode(e.code.0), e.message.clone(), e.data.clone())

@@ -58,8 +58,7 @@ use rmcp::model::{
     SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
-use rsrc::server::{Handled, Session};
-use rsrc::{ChangeFeed, Notifier, Server};
+use rsrc::{ChangeFeed, Server};
 use serde_json::{Value, json};
 
 pub use announced::{Announced, AnnouncedProvider};
@@ -570,15 +569,10 @@ impl Resources {
 /// The engine's `server/discover`, asked once: its capabilities are fixed when it is
 /// built.
 fn discover(server: &Server) -> DiscoverResult {
-    let session = Arc::new(Session::stateless(Notifier::discard()));
-    let request = br#"{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
-    let reply = match server.handle(&session, request) {
-        Handled::Reply(reply) => Some(reply),
-        // The handler answers at once: it only reads the server's state.
-        Handled::Pending(fut) => fut.now_or_never().flatten(),
-        Handled::None => None,
-    };
-    reply
+    // The handler answers at once: it only reads the server's state.
+    engine::alone(server, "server/discover", json!({}))
+        .now_or_never()
+        .flatten()
         .and_then(|r| engine::decode(r).ok())
         .unwrap_or_else(|| DiscoverResult::new(REVISIONS.to_vec(), ServerCapabilities::default()))
 }

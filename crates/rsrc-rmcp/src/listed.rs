@@ -22,8 +22,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{ListResourcesResult, Resource};
 use rsrc::protocol::resources;
-use rsrc::server::{Handled, Session};
-use rsrc::{ListEntry, Notifier, Server};
+use rsrc::{ListEntry, Server};
 
 /// Most resources whose rmcp forms are kept (about 0.5 KB each with their encoding): a
 /// listing of this many resources is answered from the table on every pass after the
@@ -119,31 +118,11 @@ impl Listed {
     /// than the table keeps), as a client would, and keeps their rmcp forms
     /// (`Resources::prepare_listing`). Stops at the first error.
     pub(crate) async fn prepare(&self, server: &Server, max_pages: usize) {
-        let session = Arc::new(Session::stateless(Notifier::discard()));
         let mut cursor: Option<String> = None;
         for _ in 0..max_pages {
-            let request = serde_json::json!({
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "resources/list",
-                "params": {
-                    "cursor": cursor,
-                    "_meta": {
-                        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                        "io.modelcontextprotocol/clientCapabilities": {}
-                    }
-                }
-            });
-            let Ok(bytes) = serde_json::to_vec(&request) else {
+            let params = serde_json::json!({ "cursor": cursor });
+            let Some(reply) = crate::engine::alone(server, "resources/list", params).await else {
                 return;
-            };
-            let reply = match server.handle(&session, &bytes) {
-                Handled::Reply(reply) => reply,
-                Handled::Pending(fut) => match fut.await {
-                    Some(reply) => reply,
-                    None => return,
-                },
-                Handled::None => return,
             };
             let Ok(page) = reply.into_result::<resources::ListResourcesResult<ListEntry>>() else {
                 return;

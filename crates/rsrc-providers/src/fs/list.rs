@@ -157,7 +157,7 @@ impl ServedRoots {
             && let Some((resources, next)) = self.kept.get(after, limit, |root, dir| {
                 scan::cached_listing(&self.roots[root].dir, cache, root, dir)
                     .ok()
-                    .flatten()
+                    .and_then(|(_, listing)| listing)
             })
         {
             let page = Page {
@@ -202,10 +202,9 @@ impl ServedRoots {
             root += 1;
             pos = None;
         }
-        if !uncached {
-            self.kept
-                .keep(after, limit, &resources, next.as_deref(), visits);
-        }
+        // Kept only if the walk read cached listings alone (`Visits`).
+        self.kept
+            .keep(after, limit, &resources, next.as_deref(), visits);
         let page = Page {
             resources,
             next,

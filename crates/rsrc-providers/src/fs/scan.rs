@@ -94,23 +94,30 @@ impl Scope<'_> {
         }
     }
 
-    /// Notes that the walk read a directory the cache does not hold, or failed to read one.
+    /// Notes that the walk failed to read a directory.
     pub(crate) fn missed(&self) {
         if let Some(visits) = self.visits {
             visits.borrow_mut().missed();
         }
     }
+
+    /// Notes that the walk scanned a directory without caching it.
+    fn scanned_uncached(&self) {
+        self.uncached.set(true);
+        self.missed();
+    }
 }
 
-/// The listing of `dir` the cache holds, if it is current (one `statx` of the directory).
+/// The directory's stamp (one `statx`), and the listing of it the cache holds under that
+/// stamp, if any.
 pub(crate) fn cached_listing(
     root: &Dir,
     cache: &DirCache,
     index: usize,
     dir: &RelPath,
-) -> io::Result<Option<Arc<CachedDir>>> {
+) -> io::Result<(Stamp, Option<Arc<CachedDir>>)> {
     let stamp = stamp_of(root, dir)?;
-    Ok(cache.get(index, dir, stamp))
+    Ok((stamp, cache.get(index, dir, stamp)))
 }
 
 /// The kind of `name` in `dir`: files and directories as they are; a symlink is followed
@@ -299,8 +306,8 @@ pub(crate) fn next_entries(
     // directory's, so the listing is scanned again next time.
     let stamp = match scope.cache {
         Some(cache) => {
-            let stamp = stamp_of(scope.dir, dir)?;
-            if let Some(hit) = cache.get(scope.index, dir, stamp) {
+            let (stamp, hit) = cached_listing(scope.dir, cache, scope.index, dir)?;
+            if let Some(hit) = hit {
                 scope.read_cached(dir, &hit);
                 return Ok(slice(&hit.entries, after, n));
             }
@@ -347,14 +354,12 @@ pub(crate) fn next_entries(
             if kept {
                 scope.read_cached(dir, &cached);
             } else {
-                scope.uncached.set(true);
-                scope.missed();
+                scope.scanned_uncached();
             }
             return Ok(slice(&cached.entries, after, n));
         }
     }
-    scope.uncached.set(true);
-    scope.missed();
+    scope.scanned_uncached();
     let mut heap: BinaryHeap<Candidate> = BinaryHeap::with_capacity(n.min(4096) + 1);
     for item in handle.entries()? {
         scope.stop.check()?;
