@@ -9,6 +9,7 @@ mod hosts;
 mod inspect;
 mod sample;
 mod serve;
+mod telemetry;
 mod ui;
 
 use std::process::ExitCode;
@@ -21,6 +22,17 @@ struct Cli {
     /// More log output on stderr (-v info, -vv debug, -vvv trace). `RSRC_LOG` overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     verbose: u8,
+
+    /// How log lines on stderr are written: `text`, or `json` (one object a line, with
+    /// the method, id, session and trace id of the request being served).
+    #[arg(
+        long,
+        value_enum,
+        default_value_t,
+        global = true,
+        env = "RSRC_LOG_FORMAT"
+    )]
+    log_format: telemetry::LogFormat,
 
     #[command(subcommand)]
     command: Command,
@@ -49,32 +61,34 @@ enum Command {
     },
 }
 
-fn init_logging(verbose: u8) {
-    let default = match verbose {
-        0 => "warn",
-        1 => "info",
-        2 => "debug",
-        _ => "trace",
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("RSRC_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+/// Installs logging and, when the `OTEL_*` variables configure them, traces (`rsrc
+/// serve` does so itself once its configuration, which may name a collector, is read).
+fn init_telemetry(cli: &Cli) -> Result<telemetry::Telemetry, String> {
+    let traces = telemetry::TraceSettings::resolve(&config::TracingSection::default(), |name| {
+        std::env::var(name).ok()
+    })?;
+    telemetry::init(cli.verbose, cli.log_format, traces.as_ref())
 }
 
 fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    init_logging(cli.verbose);
+    let _telemetry = match &cli.command {
+        Command::Serve(_) => None,
+        _ => match init_telemetry(&cli) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("rsrc: {e}");
+                return ExitCode::from(2);
+            }
+        },
+    };
     let outcome = match cli.command {
         Command::Serve(args) => {
             let serve = matches
                 .subcommand_matches("serve")
                 .expect("the serve subcommand was matched");
-            serve::run(&args, serve)
+            serve::run(&args, serve, cli.verbose, cli.log_format)
         }
         Command::Config(args) => {
             return match hosts::run(&args) {
@@ -100,7 +114,14 @@ fn main() -> ExitCode {
             return rsrc_providers::fs::convert_worker(&converters, &name);
         }
         Command::Inspect(command) => {
-            return match inspect::run(command) {
+            // The command's span: the root of its trace, when traces are exported.
+            let span = tracing::info_span!(
+                target: "rsrc_cli",
+                "rsrc",
+                otel.name = command.name(),
+                otel.kind = "internal",
+            );
+            return match span.in_scope(|| inspect::run(command)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     // The failure may quote the server: never let it drive the terminal

@@ -99,6 +99,7 @@ max_read = "8MiB"
 db_timeout = "3s"
 db_poll = "750ms"
 allow_open_secrets = true
+drain_delay = "2s"
 
 [tools]
 enabled = true
@@ -124,6 +125,15 @@ jwt_public_key = "{d}/issuer.pem"
 jwt_audience = ["rsrc"]
 jwt_issuer = ["https://issuer.example.com"]
 authorization_servers = ["https://auth.example.com"]
+
+[admin]
+listen = "127.0.0.1:9464"
+
+[tracing]
+endpoint = "http://127.0.0.1:4318"
+service_name = "rsrc-test"
+sampler = "parentbased_traceidratio"
+sampler_arg = 0.25
 
 [cluster]
 bus = "rediss://rsrc@127.0.0.1:6390/2"

@@ -7,20 +7,11 @@ use std::time::Duration;
 
 mod common;
 
-use common::serve_http as serve;
+use common::{serve_http as serve, signal_term as terminate};
 use rsrc::protocol::ProtocolVersion;
 use rsrc_testkit::HttpPeer;
 use serde_json::json;
-use tokio::process::{Child, Command};
-
-fn terminate(child: &Child) {
-    let pid = child.id().expect("running").to_string();
-    let ok = std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap();
-    assert!(ok.success());
-}
+use tokio::process::Command;
 
 #[tokio::test]
 async fn the_fixture_is_served_over_http_in_both_eras_and_sigterm_stops_it() {

@@ -108,6 +108,10 @@ impl<P: Provider> Provider for AnnouncedProvider<P> {
         self.0.hears_every_change()
     }
 
+    fn armed(&self) -> bool {
+        self.0.armed()
+    }
+
     fn subscribe(
         &self,
         ctx: &RequestContext,

@@ -18,6 +18,7 @@
 //! [`RequestContext::reserve`]: crate::RequestContext::reserve
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -28,6 +29,8 @@ const UNIT: u64 = 1024;
 #[derive(Clone, Debug)]
 pub struct ByteBudget {
     permits: Arc<Semaphore>,
+    /// Reservations waiting for room now.
+    waiting: Arc<AtomicUsize>,
     /// The budget, in units.
     units: u32,
 }
@@ -40,6 +43,7 @@ impl ByteBudget {
             .max(1);
         ByteBudget {
             permits: Arc::new(Semaphore::new(units as usize)),
+            waiting: Arc::new(AtomicUsize::new(0)),
             units,
         }
     }
@@ -60,8 +64,25 @@ impl ByteBudget {
             .clamp(1, self.units)
     }
 
+    /// How many reservations wait for room now.
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::Relaxed)
+    }
+
     /// Waits until `bytes` fit, then reserves them.
     pub async fn reserve(&self, bytes: u64) -> Reservation {
+        if let Some(now) = self.try_reserve(bytes) {
+            return now;
+        }
+        /// Counts a waiter while it waits, however its wait ends.
+        struct Waiting<'a>(&'a AtomicUsize);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        let _waiting = Waiting(&self.waiting);
         let units = self.units_for(bytes);
         // The semaphore is never closed, so acquiring cannot fail.
         let permit = Arc::clone(&self.permits)

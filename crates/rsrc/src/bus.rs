@@ -81,6 +81,11 @@ pub trait ChangeBus: Send + Sync + 'static {
     fn leave(&self) -> crate::future::BoxFuture<'_, ()> {
         Box::pin(std::future::ready(()))
     }
+    /// Whether the bus delivers the other instances' events now (for readiness reports
+    /// and metrics); `true` by default.
+    fn connected(&self) -> bool {
+        true
+    }
 }
 
 /// What a bus delivers the other instances' events to: the server's change hub.

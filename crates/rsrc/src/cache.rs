@@ -33,6 +33,7 @@ use rsrc_protocol::{
     CacheHint, CacheScope, Completion, Resource, ResourceContents, ResourceTemplate,
 };
 use tokio::sync::OnceCell;
+use tracing::Instrument as _;
 
 use crate::changes::{ChangeEvent, ChangeFeed};
 use crate::context::RequestContext;
@@ -139,6 +140,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Counts one lookup: `hit`, `miss` (this reader loaded it) or `join` (it waited for a
+/// reader that did).
+fn lookup(span: &tracing::Span, outcome: &'static str) {
+    span.record("rsrc.cache.outcome", outcome);
+    crate::observe::cache_lookup("read", outcome);
+}
+
 /// What an output costs to keep: its payloads and the text of its metadata.
 fn bytes_of(uri: &str, output: &ReadOutput) -> u64 {
     let resource = |r: &Resource| {
@@ -201,6 +209,16 @@ impl ReadCache {
             .max_capacity(max_bytes)
             .weigher(|_: &String, v: &Arc<Stored>| v.weight)
             .expire_after(PerEntryTtl)
+            .eviction_listener(|_, _, cause| {
+                let cause = match cause {
+                    moka::notification::RemovalCause::Size => "size",
+                    moka::notification::RemovalCause::Expired => "expired",
+                    moka::notification::RemovalCause::Explicit => "changed",
+                    // A newer read of the same URI took its place: nothing left.
+                    moka::notification::RemovalCause::Replaced => return,
+                };
+                crate::observe::cache_eviction("read", cause);
+            })
             .build();
         ReadCache {
             state: Arc::new(CacheState {
@@ -264,7 +282,13 @@ impl ReadCache {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<ReadOutput, ResourceError>>,
     {
+        let span = tracing::info_span!(
+            target: "rsrc::cache",
+            "cache",
+            rsrc.cache.outcome = tracing::field::Empty,
+        );
         if let Some(hit) = self.hit(uri) {
+            lookup(&span, "hit");
             return Ok(hit);
         }
         let flight = Arc::clone(lock(&self.state.flights).entry(uri.to_owned()).or_default());
@@ -274,13 +298,16 @@ impl ReadCache {
             flight,
         };
         let flight = &guard.flight;
+        let mut outcome = "join";
         let result = flight
             .result
             .get_or_init(|| async {
                 // A flight that ended just before this one began may have stored it.
                 if let Some(hit) = self.hit(uri) {
+                    outcome = "hit";
                     return Ok(hit);
                 }
+                outcome = "miss";
                 let loaded = load().await;
                 if let Ok(output) = &loaded
                     && !flight.stale.load(Ordering::Acquire)
@@ -292,9 +319,11 @@ impl ReadCache {
                     output
                 })
             })
+            .instrument(span.clone())
             .await
             .clone();
         drop(guard);
+        lookup(&span, outcome);
         result
     }
 
@@ -404,6 +433,10 @@ impl<P: Provider> Provider for Cached<P> {
 
     fn hears_every_change(&self) -> bool {
         self.provider.hears_every_change()
+    }
+
+    fn armed(&self) -> bool {
+        self.provider.armed()
     }
 
     async fn list(

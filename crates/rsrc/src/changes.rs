@@ -255,8 +255,13 @@ impl Hub {
         max: usize,
     ) -> Arc<Listener> {
         let outbox = Arc::new(Outbox::default());
+        let stream = subscription.is_some();
+        if stream {
+            metrics::gauge!(crate::observe::LISTEN_STREAMS_OPEN).increment(1);
+        }
         tokio::spawn(deliver(Arc::clone(&outbox), notifier, subscription));
         Arc::new(Listener {
+            stream,
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             hub: Arc::clone(self),
             outbox,
@@ -292,6 +297,9 @@ pub(crate) struct Listener {
     uris: Mutex<HashSet<String>>,
     lists: AtomicBool,
     max: usize,
+    /// Whether it is a `subscriptions/listen` stream's (counted in
+    /// `rsrc_listen_streams_open` while it lives).
+    stream: bool,
 }
 
 /// What a listener still has to deliver: each URI at most once, and list changes as one
@@ -328,8 +336,12 @@ impl Outbox {
         {
             let mut p = lock(&self.pending);
             match &change {
-                Change::Updated(uri) if !p.queued.insert(uri.clone()) => return,
-                Change::List if std::mem::replace(&mut p.list, true) => return,
+                Change::Updated(uri) if !p.queued.insert(uri.clone()) => {
+                    return counted(&change, "coalesced");
+                }
+                Change::List if std::mem::replace(&mut p.list, true) => {
+                    return counted(&change, "coalesced");
+                }
                 _ => {}
             }
             p.order.push_back(change);
@@ -362,6 +374,22 @@ impl Outbox {
     }
 }
 
+/// Counts a change notification by kind and outcome (`rsrc_notifications_total`).
+fn notification(kind: &'static str, sent: bool) {
+    let outcome = if sent { "sent" } else { "dropped" };
+    metrics::counter!(crate::observe::NOTIFICATIONS, "kind" => kind, "outcome" => outcome)
+        .increment(1);
+}
+
+fn counted(change: &Change, outcome: &'static str) {
+    let kind = match change {
+        Change::Updated(_) => "resource_updated",
+        Change::List => "list_changed",
+    };
+    metrics::counter!(crate::observe::NOTIFICATIONS, "kind" => kind, "outcome" => outcome)
+        .increment(1);
+}
+
 /// Delivers a listener's outbox through `notifier`, waiting for room in the transport:
 /// while it waits, further changes coalesce in the outbox.
 async fn deliver(outbox: Arc<Outbox>, notifier: Notifier, subscription: Option<RequestId>) {
@@ -377,14 +405,16 @@ async fn deliver(outbox: Arc<Outbox>, notifier: Notifier, subscription: Option<R
                     title: None,
                     meta: meta(),
                 };
-                notifier.notify_when_ready::<ResourceUpdated>(&params).await;
+                let sent = notifier.notify_when_ready::<ResourceUpdated>(&params).await;
+                notification("resource_updated", sent);
             }
             Next::Deliver(Change::List) => {
-                notifier
+                let sent = notifier
                     .notify_when_ready::<ResourceListChanged>(&EmptyNotificationParams {
                         meta: meta(),
                     })
                     .await;
+                notification("list_changed", sent);
             }
         }
     }
@@ -403,6 +433,7 @@ impl Listener {
             return Err(TooMany(self.max));
         }
         uris.insert(uri.to_owned());
+        metrics::gauge!(crate::observe::SUBSCRIPTIONS_OPEN).increment(1);
         let entries = st.by_uri.entry(uri.to_owned()).or_default();
         entries.retain(|(_, w)| w.strong_count() > 0);
         entries.push((self.id, Arc::downgrade(self)));
@@ -415,6 +446,7 @@ impl Listener {
         if !lock(&self.uris).remove(uri) {
             return false;
         }
+        metrics::gauge!(crate::observe::SUBSCRIPTIONS_OPEN).decrement(1);
         if let Some(entries) = st.by_uri.get_mut(uri) {
             entries.retain(|(id, _)| *id != self.id);
             if entries.is_empty() {
@@ -466,6 +498,10 @@ impl Drop for Listener {
     fn drop(&mut self) {
         self.outbox.close();
         let uris = std::mem::take(&mut *lock(&self.uris));
+        metrics::gauge!(crate::observe::SUBSCRIPTIONS_OPEN).decrement(uris.len() as f64);
+        if self.stream {
+            metrics::gauge!(crate::observe::LISTEN_STREAMS_OPEN).decrement(1);
+        }
         let mut st = lock(&self.hub.state);
         for uri in uris {
             if let Some(entries) = st.by_uri.get_mut(&uri) {

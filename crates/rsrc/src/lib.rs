@@ -39,6 +39,7 @@ pub mod fuzzing;
 mod keyring;
 pub mod keyset;
 mod list_item;
+pub mod observe;
 mod options;
 mod path;
 mod provider;

@@ -390,6 +390,14 @@ pub trait Provider: Send + Sync + 'static {
         true
     }
 
+    /// Whether its change watcher is in place (the default: yes, there is none to wait
+    /// for). A provider whose watcher is still placing its watches, or taking its first
+    /// look at its source, says no until it is done: a server is not ready before (the
+    /// readiness `rsrc serve --admin` reports).
+    fn armed(&self) -> bool {
+        true
+    }
+
     /// Accepts a subscription to `uri`, or refuses it with the error a read would give
     /// (the default: whatever [`Provider::metadata`] says).
     fn subscribe(
@@ -410,6 +418,7 @@ pub(crate) trait DynProvider: Send + Sync {
     fn capabilities(&self) -> ProviderCapabilities;
     fn attach(&self, feed: ChangeFeed);
     fn hears_every_change(&self) -> bool;
+    fn armed(&self) -> bool;
     fn subscribe<'a>(
         &'a self,
         ctx: &'a RequestContext,
@@ -442,21 +451,67 @@ pub(crate) trait DynProvider: Send + Sync {
     ) -> BoxFuture<'a, Result<Option<Page>, ResourceError>>;
 }
 
-impl<P: Provider> DynProvider for P {
+/// A provider as mounted: its calls timed, counted and traced under its mount's prefix
+/// (`rsrc_provider_duration_seconds`, `rsrc_provider_errors_total`, a `provider` span).
+pub(crate) struct Mounted<P> {
+    pub(crate) provider: P,
+    pub(crate) mount: metrics::SharedString,
+}
+
+/// Runs one provider call in its span, and records its time and whether it failed for a
+/// reason of the source's (time limit, unavailable, internal; not a client's mistake).
+async fn measured<T>(
+    mount: &metrics::SharedString,
+    operation: &'static str,
+    work: impl Future<Output = Result<T, ResourceError>>,
+) -> Result<T, ResourceError> {
+    use tracing::Instrument as _;
+    let started = std::time::Instant::now();
+    let span = tracing::info_span!(
+        target: "rsrc::provider",
+        "provider",
+        otel.name = operation,
+        rsrc.mount = &**mount,
+        rsrc.operation = operation,
+    );
+    let out = work.instrument(span).await;
+    let labels = [
+        ("mount", mount.clone()),
+        ("operation", metrics::SharedString::const_str(operation)),
+    ];
+    let labels = labels.map(|(k, v)| metrics::Label::new(k, v));
+    metrics::histogram!(crate::observe::PROVIDER_DURATION, labels.iter())
+        .record(started.elapsed().as_secs_f64());
+    if let Err(
+        ResourceError::Timeout { .. }
+        | ResourceError::Unavailable { .. }
+        | ResourceError::Internal { .. },
+    ) = &out
+    {
+        metrics::counter!(crate::observe::PROVIDER_ERRORS, labels.iter()).increment(1);
+    }
+    out
+}
+
+impl<P: Provider> DynProvider for Mounted<P> {
     fn templates(&self) -> Vec<ResourceTemplate> {
-        Provider::templates(self)
+        Provider::templates(&self.provider)
     }
 
     fn capabilities(&self) -> ProviderCapabilities {
-        Provider::capabilities(self)
+        Provider::capabilities(&self.provider)
     }
 
     fn attach(&self, feed: ChangeFeed) {
-        Provider::attach(self, feed);
+        Provider::attach(&self.provider, feed);
     }
 
     fn hears_every_change(&self) -> bool {
-        Provider::hears_every_change(self)
+        Provider::hears_every_change(&self.provider)
+    }
+
+    fn armed(&self) -> bool {
+        Provider::armed(&self.provider)
     }
 
     fn subscribe<'a>(
@@ -465,7 +520,7 @@ impl<P: Provider> DynProvider for P {
         uri: &'a str,
     ) -> BoxFuture<'a, Result<(), ResourceError>> {
         Box::pin(async move {
-            Provider::subscribe(self, ctx, uri)
+            Provider::subscribe(&self.provider, ctx, uri)
                 .await
                 .map_err(|e| e.at(uri))
         })
@@ -478,9 +533,13 @@ impl<P: Provider> DynProvider for P {
     ) -> BoxFuture<'a, Result<Page, ResourceError>> {
         Box::pin(async move {
             let parent = req.parent.unwrap_or_default();
-            Provider::list(self, ctx, req)
-                .await
-                .map_err(|e| e.at(parent))
+            measured(
+                &self.mount,
+                "list",
+                Provider::list(&self.provider, ctx, req),
+            )
+            .await
+            .map_err(|e| e.at(parent))
         })
     }
 
@@ -490,9 +549,13 @@ impl<P: Provider> DynProvider for P {
         uri: &'a str,
     ) -> BoxFuture<'a, Result<Resource, ResourceError>> {
         Box::pin(async move {
-            Provider::metadata(self, ctx, uri)
-                .await
-                .map_err(|e| e.at(uri))
+            measured(
+                &self.mount,
+                "metadata",
+                Provider::metadata(&self.provider, ctx, uri),
+            )
+            .await
+            .map_err(|e| e.at(uri))
         })
     }
 
@@ -501,7 +564,11 @@ impl<P: Provider> DynProvider for P {
         ctx: &'a RequestContext,
         req: SearchRequest<'a>,
     ) -> BoxFuture<'a, Result<Option<Page>, ResourceError>> {
-        Box::pin(Provider::search(self, ctx, req))
+        Box::pin(measured(
+            &self.mount,
+            "search",
+            Provider::search(&self.provider, ctx, req),
+        ))
     }
 
     fn read<'a>(
@@ -509,7 +576,19 @@ impl<P: Provider> DynProvider for P {
         ctx: &'a RequestContext,
         uri: &'a str,
     ) -> BoxFuture<'a, Result<ReadOutput, ResourceError>> {
-        Box::pin(async move { Provider::read(self, ctx, uri).await.map_err(|e| e.at(uri)) })
+        Box::pin(async move {
+            let out = measured(
+                &self.mount,
+                "read",
+                Provider::read(&self.provider, ctx, uri),
+            )
+            .await
+            .map_err(|e| e.at(uri))?;
+            let bytes: usize = out.contents.iter().map(|c| c.body.len()).sum();
+            metrics::counter!(crate::observe::READ_BYTES, "mount" => self.mount.clone())
+                .increment(bytes as u64);
+            Ok(out)
+        })
     }
 
     fn complete<'a>(
@@ -517,6 +596,10 @@ impl<P: Provider> DynProvider for P {
         ctx: &'a RequestContext,
         req: CompleteRequest<'a>,
     ) -> BoxFuture<'a, Result<Completion, ResourceError>> {
-        Box::pin(Provider::complete(self, ctx, req))
+        Box::pin(measured(
+            &self.mount,
+            "complete",
+            Provider::complete(&self.provider, ctx, req),
+        ))
     }
 }

@@ -13,7 +13,10 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, FromArgMatches};
 
 use super::sources::absolute;
-use super::{AuthSection, ClusterSection, Config, Dur, HttpSection, Listen, Size, ToolsSection};
+use super::{
+    AdminSection, AuthSection, ClusterSection, Config, Dur, HttpSection, Listen, Size,
+    ToolsSection, TracingSection,
+};
 use crate::serve::{HttpArgs, ServeArgs};
 
 impl Default for Config {
@@ -57,6 +60,7 @@ impl Config {
             read_budget: Size(a.read_budget),
             collection_budget: Size(a.collection_budget),
             shutdown_grace: Dur(a.shutdown_grace),
+            drain_delay: Dur(a.drain_delay),
             watch: !a.no_watch,
             watch_window: Dur(a.watch_window),
             conformance_fixtures: a.conformance_fixtures,
@@ -103,6 +107,10 @@ impl Config {
                 namespace: a.cluster.bus_namespace.clone(),
                 cursor_key_file: a.cluster.cursor_key_file.clone(),
             },
+            admin: AdminSection {
+                listen: a.admin.map(Listen),
+            },
+            tracing: TracingSection::default(),
             sources: Vec::new(),
             file: None,
         }
@@ -208,6 +216,8 @@ impl Config {
             "read_budget" => read_budget;
             "collection_budget" => collection_budget;
             "shutdown_grace" => shutdown_grace;
+            "drain_delay" => drain_delay;
+            "admin" => admin.listen;
             "no_watch" => watch;
             "watch_window" => watch_window;
             "conformance_fixtures" => conformance_fixtures;

@@ -50,6 +50,9 @@ pub(crate) struct Config {
     pub(crate) collection_budget: Size,
     /// How long requests in flight may finish at shutdown.
     pub(crate) shutdown_grace: Dur,
+    /// After a shutdown signal, how long the server goes on serving while `/readyz`
+    /// says it is not ready.
+    pub(crate) drain_delay: Dur,
     /// Whether sources are watched and polled for changes.
     pub(crate) watch: bool,
     /// Changes to one file within this window are notified once.
@@ -78,6 +81,10 @@ pub(crate) struct Config {
     pub(crate) http: HttpSection,
     /// Several instances serving the same sources.
     pub(crate) cluster: ClusterSection,
+    /// The admin listener (metrics, health, readiness).
+    pub(crate) admin: AdminSection,
+    /// OpenTelemetry traces.
+    pub(crate) tracing: TracingSection,
     /// What is served.
     pub(crate) sources: Vec<SourceConfig>,
     /// The file this configuration was read from (`--config`), if any.
@@ -107,6 +114,35 @@ pub(crate) struct ClusterSection {
     /// The file holding the keys that seal cursors (the first seals, all open).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) cursor_key_file: Option<PathBuf>,
+}
+
+/// `[admin]`: the listener of `/metrics`, `/healthz` and `/readyz`.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct AdminSection {
+    /// Where to listen; no admin listener when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) listen: Option<Listen>,
+}
+
+/// `[tracing]`: where OpenTelemetry traces go. The standard `OTEL_*` variables, when
+/// set, override these keys (see `docs/operations.md`).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct TracingSection {
+    /// The OTLP/HTTP endpoint (`http://collector:4318`); traces go to its `/v1/traces`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) endpoint: Option<String>,
+    /// The `service.name` of the spans (default `rsrc`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) service_name: Option<String>,
+    /// The sampler, as `OTEL_TRACES_SAMPLER` names it (default
+    /// `parentbased_always_on`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) sampler: Option<String>,
+    /// The sampler's argument (the ratio of `traceidratio`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) sampler_arg: Option<f64>,
 }
 
 /// `[tools]`.

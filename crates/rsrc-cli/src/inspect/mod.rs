@@ -71,6 +71,21 @@ pub(crate) enum InspectCommand {
     )]
     Watch(WatchArgs),
 }
+
+impl InspectCommand {
+    /// The command's name, as typed (`rsrc ls`, …).
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            InspectCommand::Ls(_) => "rsrc ls",
+            InspectCommand::Read(_) => "rsrc read",
+            InspectCommand::Stat(_) => "rsrc stat",
+            InspectCommand::Templates(_) => "rsrc templates",
+            InspectCommand::Complete(_) => "rsrc complete",
+            InspectCommand::Watch(_) => "rsrc watch",
+        }
+    }
+}
+
 /// Why a command failed, and so its exit code.
 #[derive(Debug)]
 pub(crate) enum Failure {
@@ -123,14 +138,16 @@ pub(crate) fn run(command: InspectCommand) -> Result<(), Failure> {
         .build()
         .map_err(|e| io_failure("cannot start the runtime", &e))?;
     runtime.block_on(async move {
-        match command {
+        let done = match command {
             InspectCommand::Ls(a) => ls::run(a).await,
             InspectCommand::Read(a) => read::run(a).await,
             InspectCommand::Stat(a) => stat::run(a).await,
             InspectCommand::Templates(a) => templates::run(a).await,
             InspectCommand::Complete(a) => complete::run(a).await,
             InspectCommand::Watch(a) => watch::run(a).await,
-        }
+        };
+        target::reap().await;
+        done
     })
 }
 fn stdout_write(bytes: &[u8]) -> Result<(), Failure> {

@@ -4,8 +4,11 @@
 //! Invariant: a command talks to exactly one server, named either by an `http(s)://`
 //! URL before its own arguments or by a command after `--`, and gets exactly as many
 //! positional arguments as it declares; anything else is a usage error (exit 2) before any
-//! connection is attempted. A stdio server lives exactly as long as its `Session`.
+//! connection is attempted. A stdio server is talked to as long as its `Session` lives;
+//! then its input is closed and it is given a bounded moment to end on its own (to finish
+//! what it does at exit, such as exporting its spans) before it is killed ([`reap`]).
 
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use clap::Args;
@@ -68,10 +71,41 @@ pub(crate) fn parse_header(s: &str) -> Result<(String, String), String> {
 /// A connected server and the command's own positional arguments.
 pub(super) struct Session {
     pub(super) client: Client,
-    // Keeps a stdio server alive for as long as the client; killed when dropped.
-    _child: Option<tokio::process::Child>,
+    /// A stdio server, handed to [`reap`] when the session ends (killed if it is dropped
+    /// unreaped).
+    child: Option<tokio::process::Child>,
     pub(super) args: Vec<String>,
     pub(super) max_pages: usize,
+}
+
+/// Stdio servers whose session ended, waiting for [`reap`].
+static ENDED: Mutex<Vec<tokio::process::Child>> = Mutex::new(Vec::new());
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(child) = self.child.take() {
+            ENDED
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(child);
+        }
+    }
+}
+
+/// Lets every stdio server whose session ended (its input now closed) end on its own,
+/// within a bound (longer when it may be exporting spans), then kills what is left.
+pub(super) async fn reap() {
+    let ended = std::mem::take(&mut *ENDED.lock().unwrap_or_else(PoisonError::into_inner));
+    let bound = if crate::telemetry::client_trace_context().is_some() {
+        Duration::from_secs(10)
+    } else {
+        Duration::from_secs(2)
+    };
+    for mut child in ended {
+        if tokio::time::timeout(bound, child.wait()).await.is_err() {
+            let _ = child.kill().await;
+        }
+    }
 }
 
 impl Target {
@@ -114,6 +148,7 @@ impl Target {
             probe_timeout: self.timeout.min(Duration::from_secs(5)),
             era: self.era,
             http_headers: self.headers,
+            trace_context: crate::telemetry::client_trace_context(),
             ..ClientOptions::default()
         };
         let (client, child) = match url {
@@ -141,7 +176,7 @@ impl Target {
         };
         Ok(Session {
             client,
-            _child: child,
+            child,
             args,
             max_pages: self.max_pages as usize,
         })

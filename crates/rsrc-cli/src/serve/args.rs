@@ -100,6 +100,18 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
     pub(crate) shutdown_grace: Duration,
 
+    /// Serve `/metrics` (Prometheus), `/healthz` and `/readyz` at `http://ADDR/`, apart
+    /// from the MCP endpoint, over stdio too (`PORT` alone binds 127.0.0.1; another
+    /// non-loopback address needs --allow-remote).
+    #[arg(long, value_name = "ADDR", value_parser = crate::config::parse_listen)]
+    pub(crate) admin: Option<SocketAddr>,
+
+    /// After SIGTERM or SIGINT, how long `/readyz` answers 503 while everything is still
+    /// served, so that load balancers stop sending requests before the server stops
+    /// accepting them (then requests in flight get --shutdown-grace).
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    pub(crate) drain_delay: Duration,
+
     /// Read the configuration from this TOML file (see `docs/rsrc.example.toml`); flags
     /// given here override it, and sources named here are served after its own.
     #[arg(long, value_name = "FILE")]

@@ -1,5 +1,5 @@
 //! Serving over Streamable HTTP: the listening socket, the transport's settings and
-//! authentication, and shutdown on a signal.
+//! authentication, and shutdown after the drain.
 //!
 //! Invariants: a non-loopback address is bound only when allowed (`--allow-remote`);
 //! the resource URL (the default JWT audience) names the bound address unless a public
@@ -11,6 +11,7 @@ use std::time::Duration;
 use rsrc::Server;
 use rsrc::transport::http::{AuthConfig, HttpConfig, JwtVerifier, TokenVerifier};
 
+use super::drain::Drain;
 use super::secrets::{check_key, read_secret, read_text_secret};
 use crate::config::{Config, HttpSection};
 
@@ -61,6 +62,7 @@ pub(super) fn serve_http(
     server: &Server,
     addr: SocketAddr,
     runtime: &tokio::runtime::Runtime,
+    drain: Drain,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let h = &config.http;
     if !addr.ip().is_loopback() {
@@ -73,7 +75,9 @@ pub(super) fn serve_http(
         tracing::warn!(%addr, "serving on a non-loopback address: anyone who can reach it can read what is served");
     }
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("cannot bind {addr}: {e}"))?;
         // The bound address (the port, when 0 was asked for) names the resource.
         let bound = listener.local_addr()?;
         let http_config = HttpConfig {
@@ -91,33 +95,10 @@ pub(super) fn serve_http(
             auth: auth_config(h, bound, config.allow_open_secrets)?,
             ..HttpConfig::default()
         };
-        rsrc::transport::http::serve_http(server, listener, http_config, shutdown_signal()).await?;
+        drain.listening();
+        rsrc::transport::http::serve_http(server, listener, http_config, drain.then_stop()).await?;
         server.leave_cluster().await;
         Ok::<_, Box<dyn std::error::Error>>(())
     })?;
     Ok(())
-}
-
-/// Completes on SIGINT or SIGTERM.
-#[cfg(unix)]
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::warn!(error = %e, "SIGTERM cannot be handled");
-            let _ = tokio::signal::ctrl_c().await;
-            return;
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
-}
-
-/// Completes on Ctrl-C (Ctrl-Break on Windows); there is no SIGTERM elsewhere than Unix.
-#[cfg(not(unix))]
-async fn shutdown_signal() {
-    let _ = tokio::signal::ctrl_c().await;
 }

@@ -4,23 +4,31 @@
 //! current-thread runtime), so a request is decoded, served and encoded without a thread
 //! hop.
 //!
-//! This file runs the server (the runtime, stdio); beside it, `args.rs` holds the flags,
-//! `sources.rs` reads a source argument, `build.rs` builds the server from the
-//! configuration, `secrets.rs` reads secret files and masks passwords, and `http.rs`
-//! serves it over Streamable HTTP.
+//! This file runs the server (the runtime, stdio, the shutdown sequence); beside it,
+//! `args.rs` holds the flags, `sources.rs` reads a source argument, `build.rs` builds the
+//! server from the configuration, `secrets.rs` reads secret files and masks passwords,
+//! `http.rs` serves it over Streamable HTTP, `admin.rs` serves metrics, health and
+//! readiness, and `drain.rs` is the first step of shutdown. Over stdio the drain applies
+//! only with an admin listener (without one, nothing could see it).
 
+mod admin;
 mod args;
 mod build;
+mod drain;
 mod http;
 mod secrets;
 mod sources;
 
+use std::sync::Arc;
+
 use rsrc::transport::{StreamConfig, serve_stdio};
 
 use crate::config::{Config, Listen};
+use crate::telemetry::{self, LogFormat, TraceSettings};
 pub(crate) use args::{HttpArgs, ServeArgs};
 pub(crate) use build::CONVERT_WORKER;
 use build::build;
+use drain::Drain;
 use http::serve_http;
 pub(crate) use secrets::{check_private, redact};
 pub(crate) use sources::{absolute_source, parse_source};
@@ -43,6 +51,8 @@ fn serving_runtime(config: &Config) -> std::io::Result<tokio::runtime::Runtime> 
 pub(crate) fn run(
     args: &ServeArgs,
     matches: &clap::ArgMatches,
+    verbose: u8,
+    log_format: LogFormat,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::load(args, matches)?;
     if args.print_config {
@@ -52,10 +62,24 @@ pub(crate) fn run(
         out.flush()?;
         return Ok(());
     }
+    let traces = TraceSettings::resolve(&config.tracing, |name| std::env::var(name).ok())?;
+    let telemetry = telemetry::init(verbose, log_format, traces.as_ref())?;
+    // Installed before the server is built, so that nothing it records is lost.
+    let metrics = match config.admin.listen {
+        Some(_) => Some(admin::install_recorder()?),
+        None => None,
+    };
     let runtime = serving_runtime(&config)?;
-    let server = build(&config, &runtime)?;
+    let server = build(&config, &runtime, telemetry.tracing())?;
+    let health = Arc::new(admin::Health::default());
+    if let (Some(Listen(addr)), Some(metrics)) = (config.admin.listen, metrics) {
+        let listener = runtime.block_on(admin::bind(addr, config.http.allow_remote))?;
+        let _in_runtime = runtime.enter();
+        admin::spawn(listener, &server, &health, metrics);
+    }
+    let drain = Drain::new(Arc::clone(&health), config.drain_delay.0);
     if let Some(Listen(addr)) = config.http.listen {
-        return serve_http(&config, &server, addr, &runtime);
+        return serve_http(&config, &server, addr, &runtime, drain);
     }
     let stream = StreamConfig {
         max_line: usize::try_from(config.max_message.0).unwrap_or(usize::MAX),
@@ -63,9 +87,19 @@ pub(crate) fn run(
         shutdown_grace: config.shutdown_grace.0,
         ..StreamConfig::default()
     };
+    let drains = config.admin.listen.is_some();
     runtime.block_on(async move {
         tracing::info!("serving MCP on stdio");
-        let served = serve_stdio(&server, &stream).await;
+        health.listening();
+        let served = serve_stdio(&server, &stream);
+        let served = if drains {
+            tokio::select! {
+                served = served => served,
+                () = drain.then_stop() => Ok(()),
+            }
+        } else {
+            served.await
+        };
         server.leave_cluster().await;
         served
     })?;

@@ -138,6 +138,7 @@ pub(crate) fn run(args: &UiArgs) -> Result<(), Box<dyn std::error::Error>> {
         http_headers: args.headers.clone(),
         // Large enough for the largest preview; a larger answer is refused, not buffered.
         max_message: app::MAX_READ,
+        trace_context: crate::telemetry::client_trace_context(),
         ..ClientOptions::default()
     };
     runtime.block_on(async move {

@@ -1,6 +1,7 @@
 //! A cluster started by `scripts/cluster` for the cluster tests and benchmark: three
-//! `rsrc serve --http` instances behind HAProxy with a Redis bus, on free loopback
-//! ports, serving a fresh directory and SQLite database; stopped on drop.
+//! `rsrc serve --http` instances (each with an admin listener) behind HAProxy with a
+//! Redis bus, on free loopback ports, serving a fresh directory and SQLite database;
+//! stopped on drop.
 #![allow(dead_code, unreachable_pub)]
 
 use std::collections::HashMap;
@@ -21,6 +22,8 @@ pub struct Cluster {
     pub db: PathBuf,
     pub balancer: SocketAddr,
     pub instances: Vec<SocketAddr>,
+    /// Each instance's admin listener (`/metrics`, `/readyz`).
+    pub admins: Vec<SocketAddr>,
     pub pids: Vec<u32>,
     pub redis_port: u16,
 }
@@ -95,6 +98,10 @@ impl Cluster {
             .split(' ')
             .map(|p| SocketAddr::from(([127, 0, 0, 1], p.parse().unwrap())))
             .collect();
+        let admins = env["RSRC_CLUSTER_ADMIN_PORTS"]
+            .split(' ')
+            .map(|p| SocketAddr::from(([127, 0, 0, 1], p.parse().unwrap())))
+            .collect();
         let pids = env["RSRC_CLUSTER_PIDS"]
             .split(' ')
             .map(|p| p.parse().unwrap())
@@ -105,6 +112,7 @@ impl Cluster {
             db,
             balancer,
             instances,
+            admins,
             pids,
             redis_port: env["RSRC_CLUSTER_REDIS_PORT"].parse().unwrap(),
             _dir: dir,
@@ -176,6 +184,22 @@ impl Cluster {
     pub fn kill(&self, pid: u32) {
         let n = self.pids.iter().position(|&p| p == pid).unwrap() + 1;
         script(&["kill", self.state.to_str().unwrap(), &n.to_string()]);
+    }
+
+    /// Sends SIGTERM to the instance with `pid`: it drains, then stops.
+    pub fn term(&self, pid: u32) {
+        let n = self.pids.iter().position(|&p| p == pid).unwrap() + 1;
+        script(&["term", self.state.to_str().unwrap(), &n.to_string()]);
+    }
+
+    /// The exposition of an instance's `/metrics`, through its admin listener.
+    pub async fn scrape(&self, admin: SocketAddr) -> String {
+        reqwest::get(format!("http://{admin}/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
     }
 
     pub fn commit(&self, sql: &str) {

@@ -37,9 +37,26 @@ pub fn status_kib(pid: u32, field: &str) -> u64 {
 
 /// Starts `rsrc serve --http 127.0.0.1:0 ARGS` and reads the bound address from its log.
 pub async fn serve_http(args: &[&str]) -> (Child, SocketAddr) {
+    serve_http_env(args, &[]).await
+}
+
+/// [`serve_http`] with environment variables set for the server.
+pub async fn serve_http_env(args: &[&str], env: &[(&str, &str)]) -> (Child, SocketAddr) {
+    let (child, addrs) = serve_logging(args, env, &["serving Streamable HTTP"]).await;
+    (child, addrs[0])
+}
+
+/// Starts `rsrc serve --http 127.0.0.1:0 ARGS` and reads from its log the address of
+/// each listener whose start-up line contains one of `messages`, in that order.
+pub async fn serve_logging(
+    args: &[&str],
+    env: &[(&str, &str)],
+    messages: &[&str],
+) -> (Child, Vec<SocketAddr>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_rsrc"))
         .args(["serve", "-v", "--http", "127.0.0.1:0"])
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -47,17 +64,42 @@ pub async fn serve_http(args: &[&str]) -> (Child, SocketAddr) {
         .spawn()
         .expect("the rsrc binary starts");
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = tokio::time::timeout(Duration::from_secs(20), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
+    let mut found: Vec<Option<SocketAddr>> = vec![None; messages.len()];
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while found.iter().any(Option::is_none) {
+            let Some(line) = lines.next_line().await.unwrap() else {
+                panic!("the server exited without serving");
+            };
+            let Some(i) = messages.iter().position(|m| line.contains(m)) else {
+                continue;
+            };
             if let Some(rest) = line.split("address=").nth(1) {
-                return rest.split_whitespace().next().unwrap().parse().unwrap();
+                found[i] = Some(rest.split_whitespace().next().unwrap().parse().unwrap());
             }
         }
-        panic!("the server exited without serving");
     })
     .await
-    .expect("the server logged its address");
+    .expect("the server logged its addresses");
     // Keep draining the log so the server never blocks on it.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (child, addr)
+    (child, found.into_iter().map(Option::unwrap).collect())
+}
+
+/// Sends SIGTERM to `child`.
+pub fn signal_term(child: &Child) {
+    let pid = child.id().expect("running").to_string();
+    let ok = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+/// Sends SIGTERM to `child` and waits (boundedly) for it to exit.
+pub async fn terminate(child: &mut Child) {
+    signal_term(child);
+    tokio::time::timeout(Duration::from_secs(60), child.wait())
+        .await
+        .expect("the server stops after SIGTERM")
+        .unwrap();
 }

@@ -570,6 +570,10 @@ impl Provider for PostgresProvider {
         !self.capabilities().subscribe
     }
 
+    fn armed(&self) -> bool {
+        self.db.subscribed.is_armed()
+    }
+
     fn attach(&self, feed: ChangeFeed) {
         if !self.db.config.watch {
             return;

@@ -77,8 +77,13 @@ impl DirCache {
     /// The cached listing of `dir`, if it is still current for `stamp`.
     pub(crate) fn get(&self, root: usize, dir: &RelPath, stamp: Stamp) -> Option<Arc<CachedDir>> {
         let cached = self.lock();
-        let hit = cached.map.get(&(root, dir.clone()))?;
-        (hit.stamp == stamp && hit.filled.elapsed() < self.ttl).then(|| Arc::clone(hit))
+        let hit = cached
+            .map
+            .get(&(root, dir.clone()))
+            .filter(|hit| hit.stamp == stamp && hit.filled.elapsed() < self.ttl)
+            .map(Arc::clone);
+        rsrc::observe::cache_lookup("listing", if hit.is_some() { "hit" } else { "miss" });
+        hit
     }
 
     /// Caches the listing of `dir` scanned under `stamp` (taken before the scan); and
@@ -112,6 +117,7 @@ impl DirCache {
             };
             if let Some(old) = stored.map.remove(&oldest) {
                 stored.total -= old.entries.len();
+                rsrc::observe::cache_eviction("listing", "size");
             }
         }
         let kept = stored

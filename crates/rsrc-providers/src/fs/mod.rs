@@ -560,6 +560,10 @@ impl Provider for FsProvider {
         self.served.armed.is_armed()
     }
 
+    fn armed(&self) -> bool {
+        self.served.armed.is_armed()
+    }
+
     fn attach(&self, feed: ChangeFeed) {
         #[cfg(target_os = "linux")]
         if self.served.watches() {

@@ -356,6 +356,10 @@ impl Provider for GitProvider {
         !self.capabilities().subscribe
     }
 
+    fn armed(&self) -> bool {
+        self.served.subscribed.is_armed()
+    }
+
     fn attach(&self, feed: ChangeFeed) {
         if let Some(interval) = self.served.config.poll_interval {
             watch::start(&self.served, &feed, interval);

@@ -137,7 +137,9 @@ where
     E: From<Panicked> + Send + 'static,
 {
     let guard = StopOnDrop(Arc::clone(&signal));
-    let done = tokio::task::spawn_blocking(move || work(&signal)).await;
+    // The work runs in the request's span, so what it traces is the request's child.
+    let span = tracing::Span::current();
+    let done = tokio::task::spawn_blocking(move || span.in_scope(|| work(&signal))).await;
     drop(guard);
     done.unwrap_or_else(|e| Err(Panicked(e).into()))
 }

@@ -52,6 +52,13 @@ pub(crate) struct Subscribed {
 }
 
 impl Subscribed {
+    /// Whether the watcher took its first look (or there is none).
+    pub(crate) fn is_armed(&self) -> bool {
+        self.armed.is_armed()
+    }
+}
+
+impl Subscribed {
     /// An empty table of at most `cap` URIs.
     pub(crate) fn new(cap: usize) -> Subscribed {
         Subscribed {

@@ -74,6 +74,21 @@ pub struct ClientOptions {
     pub max_message: usize,
     /// Headers sent with every HTTP request (e.g. `Authorization`).
     pub http_headers: Vec<(String, String)>,
+    /// What each request carries in `params._meta` to continue the caller's trace
+    /// (SEP-414: `traceparent`, `tracestate`, `baggage`); none by default.
+    pub trace_context: Option<TraceContext>,
+}
+
+/// Gives the trace context of the request about to be sent, as `_meta` members, called
+/// inside that request's span (`mcp.request`, target `rsrc::client`): with
+/// `tracing-opentelemetry`, the W3C propagator's fields of `Span::current()`.
+#[derive(Clone)]
+pub struct TraceContext(pub Arc<dyn Fn() -> Vec<(String, String)> + Send + Sync>);
+
+impl std::fmt::Debug for TraceContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TraceContext(..)")
+    }
 }
 
 impl Default for ClientOptions {
@@ -85,6 +100,7 @@ impl Default for ClientOptions {
             era: EraPreference::Auto,
             max_message: 256 * 1024 * 1024,
             http_headers: Vec::new(),
+            trace_context: None,
         }
     }
 }
@@ -305,22 +321,41 @@ impl Client {
     }
 
     fn meta(&self) -> Option<RequestMeta> {
-        self.server.version.is_modern().then(|| {
-            RequestMeta::modern(
-                self.server.version.as_str(),
-                self.conn.options().client_info.clone(),
-            )
-        })
+        let options = self.conn.options();
+        let mut meta = self.server.version.is_modern().then(|| {
+            RequestMeta::modern(self.server.version.as_str(), options.client_info.clone())
+        });
+        if let Some(TraceContext(fields)) = &options.trace_context {
+            for (name, value) in fields() {
+                meta.get_or_insert_with(RequestMeta::default)
+                    .other
+                    .insert(name, serde_json::Value::String(value));
+            }
+        }
+        meta
     }
 
-    /// Sends any request and decodes its result.
+    /// Sends any request and decodes its result, in a CLIENT span of its own.
     pub async fn request<M: Method>(&self, params: &M::Params) -> Result<M::Result, ClientError> {
-        self.conn
-            .request::<M>(
-                params,
-                self.meta().as_ref(),
-                self.conn.options().request_timeout,
-            )
-            .await
+        use tracing::Instrument as _;
+        let span = tracing::info_span!(
+            target: "rsrc::client",
+            "mcp.request",
+            otel.name = M::NAME,
+            otel.kind = "client",
+            mcp.method.name = M::NAME,
+            mcp.protocol.version = self.server.version.as_str(),
+        );
+        async {
+            self.conn
+                .request::<M>(
+                    params,
+                    self.meta().as_ref(),
+                    self.conn.options().request_timeout,
+                )
+                .await
+        }
+        .instrument(span)
+        .await
     }
 }

@@ -173,6 +173,20 @@ impl ServerBuilder {
         self
     }
 
+    /// Makes each request's span (`mcp.request`, target `rsrc::request`) a child of the
+    /// trace its client started: `hook` gets the span and the trace context the request
+    /// carried ([`TraceCarrier`](crate::observe::TraceCarrier)), and sets the span's
+    /// parent (with `tracing-opentelemetry`, `OpenTelemetrySpanExt::set_parent`). It runs
+    /// only when the span is enabled.
+    #[must_use]
+    pub fn trace_parent(
+        mut self,
+        hook: impl Fn(&tracing::Span, crate::observe::TraceCarrier<'_>) + Send + Sync + 'static,
+    ) -> Self {
+        self.add_ons.trace_parent = Some(std::sync::Arc::new(hook));
+        self
+    }
+
     /// Also offers the resources as tools (`list_resources`, `read_resource`,
     /// `search_resources`, `list_resource_templates`) and declares `tools`, for hosts whose
     /// model only calls tools. The resource methods are unchanged. See

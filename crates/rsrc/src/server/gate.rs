@@ -288,6 +288,7 @@ pub(crate) fn initialize(
         version,
         client_info: p.client_info.map(Arc::new),
         capabilities: Arc::new(p.capabilities),
+        at: std::time::Instant::now(),
     };
     if !session.negotiate(negotiated) {
         return Err(RequestError::InvalidRequest(

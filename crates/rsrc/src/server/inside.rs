@@ -28,6 +28,7 @@ use crate::context::Notifier;
 use crate::cursor::CursorSealer;
 use crate::error::{RequestError, ResourceError};
 use crate::extension::{MethodHandler, PromptCompleter};
+use crate::observe::TraceParentHook;
 
 /// What a built server holds.
 pub(super) struct ServerState {
@@ -63,6 +64,8 @@ pub(super) struct AddOns {
     pub(super) tools: Option<ToolsConfig>,
     /// Extensions declared under `capabilities.extensions`.
     pub(super) extensions: Meta,
+    /// Makes a request's span a child of its client's trace.
+    pub(super) trace_parent: Option<TraceParentHook>,
 }
 
 impl std::fmt::Debug for ServerState {
@@ -159,6 +162,10 @@ impl Server {
     }
 
     /// The application's completion of prompt arguments, if it gave one.
+    pub(super) fn trace_parent(&self) -> Option<&TraceParentHook> {
+        self.state.add_ons.trace_parent.as_ref()
+    }
+
     pub(super) fn prompt_completer(&self) -> Option<&PromptCompleter> {
         self.state.add_ons.prompt_completer.as_ref()
     }

@@ -92,6 +92,38 @@ impl Server {
             .all(|m| m.provider.hears_every_change())
     }
 
+    /// Whether each mount's change watcher is in place, by prefix
+    /// ([`Provider::armed`](crate::Provider::armed)): a mount whose watcher is still
+    /// starting says no.
+    pub fn mounts_ready(&self) -> Vec<(&str, bool)> {
+        self.mounts()
+            .iter()
+            .map(|m| (m.prefix.as_str(), m.provider.armed()))
+            .collect()
+    }
+
+    /// Sets the gauges that describe the server's state now, for a metrics scrape: the
+    /// budget of content in flight (`rsrc_read_budget_*`) and each mount's readiness
+    /// (`rsrc_mount_ready`).
+    pub fn record_gauges(&self) {
+        use crate::observe;
+        let budget = self.budget();
+        metrics::gauge!(observe::BUDGET_BYTES).set(budget.limit() as f64);
+        metrics::gauge!(observe::BUDGET_IN_USE)
+            .set(budget.limit().saturating_sub(budget.available()) as f64);
+        metrics::gauge!(observe::BUDGET_WAITING).set(budget.waiting() as f64);
+        for (prefix, ready) in self.mounts_ready() {
+            metrics::gauge!(observe::MOUNT_READY, "mount" => prefix.to_owned())
+                .set(f64::from(u8::from(ready)));
+        }
+    }
+
+    /// Whether the change bus delivers the other instances' events now; `None` without
+    /// a bus.
+    pub fn bus_connected(&self) -> Option<bool> {
+        self.state.core.hub.bus().map(|bus| bus.connected())
+    }
+
     /// Gives up this instance's leases on the bus (at shutdown), so that other instances
     /// take over the watches at once; a no-op without a bus.
     pub async fn leave_cluster(&self) {

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use crate::error::DeclareError;
-use crate::provider::{DynProvider, IntoProvider, Provider};
+use crate::provider::{DynProvider, IntoProvider, Mounted, Provider};
 
 /// Providers mounted by URI prefix.
 ///
@@ -59,8 +59,11 @@ impl Router {
             });
         match provider {
             Ok(provider) => self.mounts.push(Mount {
+                provider: Arc::new(Mounted {
+                    provider,
+                    mount: prefix.clone().into(),
+                }),
                 prefix,
-                provider: Arc::new(provider),
             }),
             Err(e) => self.invalid.push((prefix, e)),
         }

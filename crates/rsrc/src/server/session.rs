@@ -8,10 +8,13 @@
 //!   is cancelled; a second request with the id of one still in flight is refused.
 //! - Closing the session cancels everything still in flight; dropping it releases its
 //!   subscriptions.
+//! - A negotiated session counts in `rsrc_sessions_open` from `initialize` until it is
+//!   dropped, and its lifetime is recorded then (`mcp_server_session_duration_seconds`).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Instant;
 
 use rsrc_protocol::jsonrpc::RequestId;
 use rsrc_protocol::lifecycle::ClientCapabilities;
@@ -20,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::changes::Listener;
 use crate::context::Notifier;
+use crate::observe::{self, Transport};
 
 /// The outcome of a legacy `initialize` (settled by the gate).
 #[derive(Debug, Clone)]
@@ -29,6 +33,8 @@ pub(crate) struct Negotiated {
     /// Kept for a shared session store.
     #[cfg_attr(not(feature = "http"), expect(dead_code))]
     pub(crate) capabilities: Arc<ClientCapabilities>,
+    /// When `initialize` settled it.
+    pub(crate) at: Instant,
 }
 
 /// What carries a session's requests.
@@ -48,6 +54,8 @@ pub(crate) enum Carrier {
 pub struct Session {
     /// Where its requests arrive, for the gate.
     kind: Carrier,
+    /// A legacy HTTP session's id (`Mcp-Session-Id`), for traces.
+    http_id: Option<Arc<str>>,
     negotiated: OnceLock<Negotiated>,
     initialized: AtomicBool,
     log_level: Mutex<Option<LoggingLevel>>,
@@ -78,13 +86,16 @@ impl Session {
     /// A legacy Streamable HTTP session: the 2025 revisions only (a 2026-07-28 request
     /// travels with its own `MCP-Protocol-Version`, outside any session).
     #[cfg(feature = "http")]
-    pub(crate) fn http(notifier: Notifier) -> Self {
-        Session::build(notifier, Carrier::HttpSession)
+    pub(crate) fn http(notifier: Notifier, id: Arc<str>) -> Self {
+        let mut session = Session::build(notifier, Carrier::HttpSession);
+        session.http_id = Some(id);
+        session
     }
 
     fn build(notifier: Notifier, kind: Carrier) -> Self {
         Session {
             kind,
+            http_id: None,
             negotiated: OnceLock::new(),
             initialized: AtomicBool::new(false),
             log_level: Mutex::new(None),
@@ -135,7 +146,25 @@ impl Session {
     /// Records the outcome of `initialize` (the gate's, [`super::gate::initialize`]);
     /// `false` if one was already recorded.
     pub(crate) fn negotiate(&self, n: Negotiated) -> bool {
-        self.negotiated.set(n).is_ok()
+        let first = self.negotiated.set(n).is_ok();
+        if first {
+            metrics::gauge!(observe::SESSIONS_OPEN, "network_transport" => self.transport().as_str())
+                .increment(1);
+        }
+        first
+    }
+
+    /// The `network.transport` its requests arrive on.
+    pub(crate) fn transport(&self) -> Transport {
+        match self.kind {
+            Carrier::Connection => Transport::Pipe,
+            Carrier::HttpSession | Carrier::Stateless => Transport::Tcp,
+        }
+    }
+
+    /// A legacy HTTP session's id.
+    pub(crate) fn http_id(&self) -> Option<&str> {
+        self.http_id.as_deref()
     }
 
     /// Whether the client sent `notifications/initialized`.
@@ -218,5 +247,15 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.cancel_all();
+        if let Some(n) = self.negotiated.get() {
+            let transport = self.transport().as_str();
+            metrics::gauge!(observe::SESSIONS_OPEN, "network_transport" => transport).decrement(1);
+            metrics::histogram!(
+                observe::SESSION_DURATION,
+                "mcp_protocol_version" => n.version.as_str(),
+                "network_transport" => transport,
+            )
+            .record(n.at.elapsed().as_secs_f64());
+        }
     }
 }

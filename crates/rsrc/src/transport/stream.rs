@@ -190,7 +190,11 @@ where
             n = writer.write(&writing[written..]), if written < writing.len() => {
                 match n? {
                     0 => return Err(io::ErrorKind::WriteZero.into()),
-                    n => written += n,
+                    n => {
+                        written += n;
+                        metrics::counter!(crate::observe::SENT_BYTES, "network_transport" => "pipe")
+                            .increment(n as u64);
+                    }
                 }
                 if written == writing.len() && writing.capacity() > KEEP_BUFFER {
                     // Give back the memory of a very large reply.

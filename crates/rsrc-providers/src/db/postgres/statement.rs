@@ -36,10 +36,21 @@ impl Session {
         sql: &str,
         params: &[(&(dyn ToSql + Sync), Type)],
     ) -> Result<Vec<Row>, Error> {
-        let (reset, rows) = tokio::join!(
-            self.client.batch_execute(RESET),
-            self.client.query_typed(sql, params)
+        use tracing::Instrument as _;
+        let span = tracing::info_span!(
+            target: "rsrc::postgres",
+            "postgresql",
+            otel.kind = "client",
+            db.system.name = "postgresql",
         );
+        let (reset, rows) = async {
+            tokio::join!(
+                self.client.batch_execute(RESET),
+                self.client.query_typed(sql, params)
+            )
+        }
+        .instrument(span)
+        .await;
         reset?;
         rows
     }

@@ -64,6 +64,10 @@ impl Provider for SqliteProvider {
         !self.capabilities().subscribe
     }
 
+    fn armed(&self) -> bool {
+        self.dbs.iter().all(|db| db.subscribed.is_armed())
+    }
+
     fn attach(&self, feed: ChangeFeed) {
         if !self.config.watch {
             return;

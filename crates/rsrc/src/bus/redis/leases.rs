@@ -13,6 +13,9 @@
 //! - A failed round trip restarts the subscription; the task ends when the bus is
 //!   dropped.
 
+use tracing::Instrument as _;
+
+use crate::observe;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
@@ -133,6 +136,7 @@ pub(super) async fn keep_leases(shared: Weak<BusState>, conn: MultiplexedConnect
                     .arg(&s.id)
                     .arg(ttl_ms)
                     .invoke_async::<i64>(c)
+                    .instrument(tracing::info_span!(target: "rsrc::bus", "bus.lease"))
                     .await
                     .map(|n| n == 1);
                 match got {
@@ -152,10 +156,16 @@ pub(super) async fn keep_leases(shared: Weak<BusState>, conn: MultiplexedConnect
                         }
                         if !held {
                             tracing::info!(lease = %key, "took the lease: this instance watches the source");
+                            metrics::counter!(observe::BUS_LEASE_CHANGES, "change" => "acquired")
+                                .increment(1);
                         }
                     }
                     Ok(false) => {
                         *state.lock().unwrap_or_else(PoisonError::into_inner) = None;
+                        if held {
+                            metrics::counter!(observe::BUS_LEASE_CHANGES, "change" => "lost")
+                                .increment(1);
+                        }
                     }
                     Err(e) => {
                         tracing::debug!(lease = %key, error = %e, "cannot reach Redis for a lease");

@@ -332,11 +332,12 @@ impl BusState {
     /// A message on the channel was refused.
     fn rejected_message(&self, why: Reject) {
         self.rejections.messages.fetch_add(1, Ordering::Relaxed);
-        let why = match why {
-            Reject::Forged => "its tag does not verify",
-            Reject::Malformed => "not one of ours",
-            Reject::Replayed => "stale or replayed",
+        let (why, reason) = match why {
+            Reject::Forged => ("its tag does not verify", "mac"),
+            Reject::Malformed => ("not one of ours", "malformed"),
+            Reject::Replayed => ("stale or replayed", "replayed"),
         };
+        metrics::counter!(crate::observe::BUS_REFUSED, "reason" => reason).increment(1);
         self.rejections
             .log(self.now_ms(), "a message on the change channel", why);
     }
@@ -502,6 +503,10 @@ async fn connect(
 impl ChangeBus for RedisBus {
     fn publish(&self, event: BusEvent) {
         self.shared.send(Out::Event(event));
+    }
+
+    fn connected(&self) -> bool {
+        self.shared.subscribed.load(Ordering::Acquire)
     }
 
     fn attach(&self, sink: BusSink) {

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::wire::{Out, Reject, Replays, now_ms};
 use super::{BusState, MIN_BACKOFF, RedisBusOptions, backoff};
 use crate::bus::BusEvent;
+use crate::observe;
 
 /// How often this instance publishes its heartbeat (with the lease renewals).
 pub(super) fn beat_every(options: &RedisBusOptions) -> Duration {
@@ -76,11 +77,13 @@ pub(super) async fn subscribe(shared: Weak<BusState>, closed: CancellationToken)
             return;
         }
         s.subscribed.store(true, Ordering::Release);
+        metrics::gauge!(observe::BUS_CONNECTED).set(1.0);
         // Shared sessions changed before the subscription was up (even the first: a
         // session may have been created here meanwhile) are reloaded; after a failure,
         // every listener looks again too.
         if missed {
             tracing::info!("subscribed to Redis again: listeners are told to look again");
+            metrics::counter!(observe::BUS_RECONNECTS).increment(1);
             s.recovered_ms.store(s.now_ms().max(1), Ordering::Release);
             s.resyncs.ask(Some(""), true);
         } else {
@@ -115,22 +118,27 @@ pub(super) async fn subscribe(shared: Weak<BusState>, closed: CancellationToken)
                                 s.echo_ms.store(s.now_ms(), Ordering::Release);
                             }
                         }
-                        Ok(m) => match m.out {
-                            Out::Beat => {}
-                            // Another instance lost events, perhaps session announcements
-                            // among them: its sessions are reloaded too (coalesced).
-                            Out::Event(BusEvent::Resync(prefix)) => {
-                                s.resyncs.ask(Some(&prefix), prefix.is_empty());
+                        Ok(m) => {
+                            if !matches!(m.out, Out::Beat) {
+                                metrics::counter!(observe::BUS_RECEIVED).increment(1);
                             }
-                            Out::Event(event) => {
-                                let Some(sink) = s.sink.get() else { return };
-                                if !sink.deliver(event) {
-                                    // The server is gone.
-                                    return;
+                            match m.out {
+                                Out::Beat => {}
+                                // Another instance lost events, perhaps session announcements
+                                // among them: its sessions are reloaded too (coalesced).
+                                Out::Event(BusEvent::Resync(prefix)) => {
+                                    s.resyncs.ask(Some(&prefix), prefix.is_empty());
                                 }
+                                Out::Event(event) => {
+                                    let Some(sink) = s.sink.get() else { return };
+                                    if !sink.deliver(event) {
+                                        // The server is gone.
+                                        return;
+                                    }
+                                }
+                                Out::Session(name) => s.sessions_changed(Some(&name)),
                             }
-                            Out::Session(name) => s.sessions_changed(Some(&name)),
-                        },
+                        }
                     }
                 }
                 () = &mut broken => break,
@@ -147,6 +155,7 @@ pub(super) async fn subscribe(shared: Weak<BusState>, closed: CancellationToken)
         if let Some(s) = shared.upgrade() {
             s.subscribed.store(false, Ordering::Release);
         }
+        metrics::gauge!(observe::BUS_CONNECTED).set(0.0);
         tracing::warn!("lost the Redis subscription; reconnecting");
     }
 }

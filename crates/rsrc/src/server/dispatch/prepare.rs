@@ -47,12 +47,29 @@ pub struct Prepared {
     pub(super) method: Box<str>,
     /// Boxed: params with their `_meta` are a few hundred bytes, moved several times.
     pub(super) call: Box<Call>,
+    /// The trace context the transport carried (the HTTP `traceparent` and
+    /// `tracestate` headers), used when `_meta` carries none.
+    pub(super) carried: Option<Box<[Option<String>; 2]>>,
 }
 
 impl Prepared {
     /// The request's id.
     pub fn id(&self) -> &RequestId {
         &self.id
+    }
+
+    /// Adds the trace context the transport carried (over HTTP, the `traceparent` and
+    /// `tracestate` headers); `params._meta`'s, when it has one, comes first (SEP-414).
+    #[must_use]
+    pub fn with_transport_trace(
+        mut self,
+        traceparent: Option<String>,
+        tracestate: Option<String>,
+    ) -> Self {
+        if traceparent.is_some() {
+            self.carried = Some(Box::new([traceparent, tracestate]));
+        }
+        self
     }
 
     /// The request's method.
@@ -285,6 +302,7 @@ pub(in crate::server) fn prepare(server: &Server, bytes: &[u8]) -> Incoming {
 fn prepare_message(server: &Server, message: Message<'_>) -> Incoming {
     match message {
         Message::Request(Request { id, method, params }) => Incoming::Request(Prepared {
+            carried: None,
             call: Box::new(Call::decode(server, &method, params)),
             method: method.into_owned().into_boxed_str(),
             id,

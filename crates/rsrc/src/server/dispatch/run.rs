@@ -6,28 +6,34 @@
 //! Invariants: a request is answered exactly once, or not at all if the client cancelled
 //! it; a panic in a handler or provider becomes `-32603` for that request only; every
 //! result is fitted to its revision in one place ([`Fit`]), and a large one accounted in
-//! the budget of content in flight before it is sent.
+//! the budget of content in flight before it is sent. Every request, refused or run, is
+//! recorded once in `mcp_server_operation_duration_seconds`; one that runs does so in
+//! its SERVER span (`mcp.request`), a child of the trace its client carried in.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use futures_util::FutureExt as _;
+use metrics::SharedString;
 use rsrc_protocol::ProtocolVersion;
 use rsrc_protocol::jsonrpc::RequestId;
 use rsrc_protocol::lifecycle::EmptyResult;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use super::super::fit::Fit;
 use super::super::gate::{self, Asked, Decision};
 use super::super::reply::{EncodeResult, Reply};
 use super::super::session::Session;
 use super::super::{Server, handlers, tools};
-use super::prepare::{Call, HasMeta, Prepared};
+use super::prepare::{Call, ENGINE_METHODS, HasMeta, Prepared};
 use crate::context::{ContextParts, Notifier, RequestContext};
 use crate::error::RequestError;
 use crate::future::BoxFuture;
+use crate::observe::{self, TraceCarrier, Transport};
 
 /// What [`Server::run`](crate::Server::run) did with a request.
 pub enum Outcome {
@@ -57,15 +63,18 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    fn new(
-        session: &Session,
+    /// A refusal, recorded as a failed `op`.
+    fn recorded(
+        op: &Operation<'_>,
         id: RequestId,
         e: &RequestError,
         version: Option<ProtocolVersion>,
     ) -> Self {
+        let object = e.to_error_object(version);
+        op.record(version, Some(observe::error_type(object.code.0)));
         Refusal {
-            reply: Reply::error(Some(id), e.to_error_object(version)),
-            status: e.http_status(session.is_stateless()),
+            reply: Reply::error(Some(id), object),
+            status: e.http_status(op.session.is_stateless()),
         }
     }
 
@@ -110,6 +119,43 @@ impl Drop for InflightGuard {
     }
 }
 
+/// One request being answered, for its record in
+/// `mcp_server_operation_duration_seconds`.
+struct Operation<'a> {
+    session: &'a Session,
+    method: SharedString,
+    started: Instant,
+}
+
+impl Operation<'_> {
+    fn record(&self, version: Option<ProtocolVersion>, error: Option<&'static str>) {
+        observe::operation(
+            self.method.clone(),
+            version.map_or("", ProtocolVersion::as_str),
+            self.session.transport(),
+            error,
+            self.started.elapsed(),
+        );
+    }
+}
+
+/// The `mcp.method.name` of a request: the engine's methods and the tools bridge's by
+/// name, an application's own (bounded by what it registered) by name, anything else
+/// `_OTHER`.
+fn method_label(server: &Server, method: &str) -> SharedString {
+    if let Some(known) = ENGINE_METHODS
+        .iter()
+        .chain(&["tools/list", "tools/call"])
+        .find(|m| **m == method)
+    {
+        return SharedString::const_str(known);
+    }
+    if server.extension_method(method).is_some() {
+        return SharedString::from(method.to_owned());
+    }
+    SharedString::const_str("_OTHER")
+}
+
 /// Gates a prepared request and runs it (see [`Server::run`](crate::Server::run)).
 pub(in crate::server) fn run(
     server: &Server,
@@ -117,8 +163,18 @@ pub(in crate::server) fn run(
     request: Prepared,
     notifier: &Notifier,
 ) -> Outcome {
-    let Prepared { id, method, call } = request;
+    let Prepared {
+        id,
+        method,
+        call,
+        carried,
+    } = request;
     let call = *call;
+    let op = Operation {
+        session,
+        method: method_label(server, &method),
+        started: Instant::now(),
+    };
     let decision = gate::decide(
         gate::place(session),
         Asked::of(call.meta()),
@@ -127,18 +183,24 @@ pub(in crate::server) fn run(
     let version = match (&call, decision) {
         (Call::Invalid { error, .. }, decision) => {
             let (e, v) = gate::bad_params(decision, error.clone());
-            return Outcome::Refused(Refusal::new(session, id, &e, v));
+            return Outcome::Refused(Refusal::recorded(&op, id, &e, v));
         }
-        (_, Decision::Refuse(e, v)) => return Outcome::Refused(Refusal::new(session, id, &e, v)),
-        (_, Decision::Pong) => return Outcome::Answered(Reply::result(id, EmptyResult::default())),
+        (_, Decision::Refuse(e, v)) => return Outcome::Refused(Refusal::recorded(&op, id, &e, v)),
+        (_, Decision::Pong) => {
+            op.record(session.negotiated_version(), None);
+            return Outcome::Answered(Reply::result(id, EmptyResult::default()));
+        }
         (_, Decision::Initialize) => {
             let Call::Initialize(p) = call else {
                 unreachable!("the gate initializes only initialize requests");
             };
             return match handlers::initialize(server, session, p) {
-                Ok(result) => Outcome::Answered(Reply::result(id, result)),
+                Ok(result) => {
+                    op.record(session.negotiated_version(), None);
+                    Outcome::Answered(Reply::result(id, result))
+                }
                 Err(e) => {
-                    Outcome::Refused(Refusal::new(session, id, &e, session.negotiated_version()))
+                    Outcome::Refused(Refusal::recorded(&op, id, &e, session.negotiated_version()))
                 }
             };
         }
@@ -150,6 +212,9 @@ pub(in crate::server) fn run(
         origin: &origin,
         id,
         version,
+        method: &method,
+        op,
+        carried: carried.as_deref(),
     };
     match call {
         Call::Ping(p) => start.run(p, handlers::ping),
@@ -189,9 +254,65 @@ pub(in crate::server) fn run(
         Call::Initialize(_) | Call::Unknown(_) | Call::Invalid { .. } => {
             // The gate refuses these before: decided above.
             let e = RequestError::Internal(format!("{method} reached no handler"));
-            Outcome::Refused(Refusal::new(session, start.id, &e, Some(version)))
+            Outcome::Refused(Refusal::recorded(&start.op, start.id, &e, Some(version)))
         }
     }
+}
+
+/// The request's SERVER span (the OpenTelemetry conventions for MCP), made a child of
+/// the trace its client carried in: `params._meta`'s context first (SEP-414), else the
+/// transport's. Disabled (and free) when no subscriber wants it.
+fn request_span(
+    server: &Server,
+    method: &str,
+    id: &RequestId,
+    version: ProtocolVersion,
+    session: &Session,
+    meta: Option<&rsrc_protocol::meta::RequestMeta>,
+    carried: Option<&[Option<String>; 2]>,
+) -> tracing::Span {
+    use tracing::field::Empty;
+    let span = tracing::info_span!(
+        target: "rsrc::request",
+        "mcp.request",
+        otel.name = method,
+        otel.kind = "server",
+        otel.status_code = Empty,
+        mcp.method.name = method,
+        mcp.protocol.version = version.as_str(),
+        mcp.session.id = Empty,
+        mcp.resource.uri = Empty,
+        jsonrpc.request.id = %id,
+        rpc.response.status_code = Empty,
+        error.type = Empty,
+        network.transport = session.transport().as_str(),
+        trace_id = Empty,
+    );
+    if span.is_disabled() {
+        return span;
+    }
+    if let Some(id) = session.http_id() {
+        span.record("mcp.session.id", id);
+    }
+    if let Some(hook) = server.trace_parent() {
+        let field = |name: &str| {
+            meta.and_then(|m| m.other.get(name))
+                .and_then(serde_json::Value::as_str)
+        };
+        let mut carrier = TraceCarrier {
+            traceparent: field("traceparent"),
+            tracestate: field("tracestate"),
+            baggage: field("baggage"),
+        };
+        if carrier.traceparent.is_none()
+            && let Some([parent, state]) = carried
+        {
+            carrier.traceparent = parent.as_deref();
+            carrier.tracestate = state.as_deref();
+        }
+        hook(&span, carrier);
+    }
+    span
 }
 
 /// A request the gate let through, about to start.
@@ -200,6 +321,9 @@ struct Start<'a> {
     origin: &'a Origin<'a>,
     id: RequestId,
     version: ProtocolVersion,
+    method: &'a str,
+    op: Operation<'a>,
+    carried: Option<&'a [Option<String>; 2]>,
 }
 
 impl Start<'_> {
@@ -218,6 +342,9 @@ impl Start<'_> {
             origin,
             id,
             version,
+            method,
+            op,
+            carried,
         } = self;
         let session = origin.session;
         let serial = SERIAL.fetch_add(1, Ordering::Relaxed);
@@ -225,9 +352,16 @@ impl Start<'_> {
             let e = RequestError::InvalidRequest(format!(
                 "a request with id {id} is already in flight"
             ));
-            return Outcome::Refused(Refusal::new(session, id, &e, Some(version)));
+            return Outcome::Refused(Refusal::recorded(&op, id, &e, Some(version)));
         };
         let meta = params.meta();
+        let span = request_span(server, method, &id, version, session, meta, carried);
+        let ended = Ended {
+            method: op.method,
+            version: version.as_str(),
+            transport: session.transport(),
+            started: op.started,
+        };
         let (log_level, client_info) = gate::context(version, meta, session);
         let ctx = RequestContext::new(ContextParts {
             id: id.clone(),
@@ -247,7 +381,9 @@ impl Start<'_> {
             token: token.clone(),
         };
         let server = server.clone();
-        Outcome::Running(Box::pin(async move {
+        let work_span = span.clone();
+        Outcome::Running(Box::pin(
+            async move {
             let _guard = guard;
             let work = AssertUnwindSafe({
                 let ctx = ctx.clone();
@@ -269,20 +405,27 @@ impl Start<'_> {
                 biased;
                 () = token.cancelled() => {
                     ctx.finish();
+                    ended.record(&work_span, Some("cancelled"));
                     return None;
                 }
                 outcome = work => outcome,
             };
             ctx.finish();
+            let failed = |e: &RequestError| {
+                let object = e.to_error_object(Some(version));
+                ended.record(&work_span, Some(observe::error_type(object.code.0)));
+                Reply::error(Some(id.clone()), object)
+            };
             Some(match outcome {
                 Ok(Ok(result)) => {
+                    ended.record(&work_span, None);
                     Reply::result(id, result).with_reservation(ctx.take_reservation())
                 }
                 Ok(Err(e)) => {
                     if let Some(detail) = e.internal_detail() {
                         tracing::error!(%id, error = %detail, "request failed");
                     }
-                    Reply::error(Some(id), e.to_error_object(Some(version)))
+                    failed(&e)
                 }
                 Err(panic) => {
                     let what = panic
@@ -291,10 +434,39 @@ impl Start<'_> {
                         .or_else(|| panic.downcast_ref::<String>().cloned())
                         .unwrap_or_else(|| "a non-string panic payload".into());
                     tracing::error!(%id, panic = %what, "a handler panicked; the server continues");
-                    let e = RequestError::Internal(what);
-                    Reply::error(Some(id), e.to_error_object(Some(version)))
+                    failed(&RequestError::Internal(what))
                 }
             })
-        }))
+        }
+            .instrument(span),
+        ))
+    }
+}
+
+/// What a running request records when it ends: its operation, and its span's outcome.
+struct Ended {
+    method: SharedString,
+    version: &'static str,
+    transport: Transport,
+    started: Instant,
+}
+
+impl Ended {
+    fn record(&self, span: &tracing::Span, error: Option<&'static str>) {
+        let took = self.started.elapsed();
+        observe::operation(
+            self.method.clone(),
+            self.version,
+            self.transport,
+            error,
+            took,
+        );
+        // One line per request at debug level, in the request's span.
+        tracing::debug!(error = error.unwrap_or_default(), ?took, "answered");
+        if let Some(error) = error {
+            span.record("error.type", error);
+            span.record("rpc.response.status_code", error);
+            span.record("otel.status_code", "ERROR");
+        }
     }
 }

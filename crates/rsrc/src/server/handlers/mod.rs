@@ -45,7 +45,10 @@ pub(super) fn canonicalize(srv: &Server, uri: &mut String) -> Result<(), Request
         *uri = mapped;
     }
     crate::uri::validate(uri, srv.config().max_uri_len)
-        .map_err(|reason| ResourceError::invalid_uri(uri.as_str(), reason).into())
+        .map_err(|reason| ResourceError::invalid_uri(uri.as_str(), reason))?;
+    // The request's span names the resource it is about (a bounded, validated URI).
+    tracing::Span::current().record("mcp.resource.uri", uri.as_str());
+    Ok(())
 }
 
 pub(super) fn check_position(pos: &[u8]) -> Result<(), RequestError> {

@@ -22,7 +22,8 @@ use rsrc_protocol::jsonrpc::ErrorCode;
 
 use super::respond::rejection;
 use super::{Endpoint, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, auth, checks, modern};
-use crate::server::Server;
+use crate::observe;
+use crate::server::{Prepared, Server};
 
 /// Headers a request may carry at most once (repeated: 400).
 const SINGLE_HEADERS: [HeaderName; 8] = [
@@ -59,6 +60,18 @@ pub(super) fn era_of(headers: &HeaderMap) -> HeaderVersion {
     }
 }
 
+/// `request` with the W3C trace context of the HTTP request's headers
+/// (`traceparent`, `tracestate`), which its span follows when `params._meta` carries none.
+pub(super) fn traced(request: Prepared, headers: &HeaderMap) -> Prepared {
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    request.with_transport_trace(text("traceparent"), text("tracestate"))
+}
+
 impl Endpoint {
     /// The checks every request to the endpoint passes first; with authentication on,
     /// who made it.
@@ -89,6 +102,7 @@ impl Endpoint {
             .find(|name| headers.get_all(*name).iter().nth(1).is_some())
         {
             tracing::debug!(header = %name, "refused: header repeated");
+            observe::http_refusal("header");
             return Err(rejection(
                 StatusCode::BAD_REQUEST,
                 ErrorCode::INVALID_REQUEST,
@@ -101,6 +115,7 @@ impl Endpoint {
             None => headers.get(header::HOST).and_then(|h| h.to_str().ok()),
         };
         let Some(host) = host else {
+            observe::http_refusal("host");
             return Err(rejection(
                 StatusCode::BAD_REQUEST,
                 ErrorCode::INVALID_REQUEST,
@@ -109,6 +124,7 @@ impl Endpoint {
         };
         if !self.hosts.allows(host) {
             tracing::debug!(host, "refused: Host not allowed");
+            observe::http_refusal("host");
             return Err(rejection(
                 StatusCode::FORBIDDEN,
                 ErrorCode::INVALID_REQUEST,
@@ -119,6 +135,7 @@ impl Endpoint {
             let allowed = origin.to_str().is_ok_and(|o| self.origins.allows(o));
             if !allowed {
                 tracing::debug!(origin = ?origin, "refused: Origin not allowed");
+                observe::http_refusal("origin");
                 return Err(rejection(
                     StatusCode::FORBIDDEN,
                     ErrorCode::INVALID_REQUEST,
@@ -137,6 +154,7 @@ impl Endpoint {
         body: Body,
     ) -> Result<Bytes, Response> {
         if !checks::is_json(headers.get(header::CONTENT_TYPE)) {
+            observe::http_refusal("content_type");
             return Err(rejection(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 ErrorCode::INVALID_REQUEST,
@@ -147,6 +165,7 @@ impl Endpoint {
         if !checks::accepts(accept, "application", "json")
             || !checks::accepts(accept, "text", "event-stream")
         {
+            observe::http_refusal("accept");
             return Err(rejection(
                 StatusCode::NOT_ACCEPTABLE,
                 ErrorCode::INVALID_REQUEST,
@@ -159,6 +178,7 @@ impl Endpoint {
     async fn read_body(&self, headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
         let limit = self.config.max_body;
         let too_large = || {
+            observe::http_refusal("body_size");
             rejection(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 ErrorCode::INVALID_REQUEST,
@@ -178,11 +198,14 @@ impl Endpoint {
         )
         .await
         {
-            Err(_) => Err(rejection(
-                StatusCode::REQUEST_TIMEOUT,
-                ErrorCode::INVALID_REQUEST,
-                "request body not received in time",
-            )),
+            Err(_) => Err({
+                observe::http_refusal("body_timeout");
+                rejection(
+                    StatusCode::REQUEST_TIMEOUT,
+                    ErrorCode::INVALID_REQUEST,
+                    "request body not received in time",
+                )
+            }),
             Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
             Ok(Err(e)) => {
                 tracing::debug!(error = %e, "request body unreadable");

@@ -155,6 +155,7 @@ impl AuthConfig {
 
     /// 401 with the challenge: `error="invalid_token"` when a token was presented.
     fn challenge(&self, invalid: Option<&str>) -> Response {
+        crate::observe::http_refusal("auth");
         let mut value = format!("Bearer resource_metadata=\"{}\"", self.metadata_url());
         if let Some(why) = invalid {
             let why: String = why.chars().filter(|c| *c != '"' && *c != '\\').collect();
@@ -210,6 +211,7 @@ impl Owner {
 
 /// 400 for a token in the query string (RFC 6750 §2.3 is not allowed by MCP).
 pub(super) fn query_token_refused() -> Response {
+    crate::observe::http_refusal("auth");
     let mut res = rejection(
         StatusCode::BAD_REQUEST,
         ErrorCode::INVALID_REQUEST,

@@ -179,6 +179,7 @@ where
 
 /// 503: the cap on long-lived streams is reached.
 pub(super) fn too_many_streams(id: Option<&RequestId>) -> Response {
+    crate::observe::http_refusal("stream_cap");
     let mut res = error_response(
         StatusCode::SERVICE_UNAVAILABLE,
         id,

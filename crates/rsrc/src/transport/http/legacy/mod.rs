@@ -89,6 +89,7 @@ fn unknown_session() -> Response {
 }
 
 fn store_unavailable(what: &str) -> Response {
+    crate::observe::http_refusal("session_store");
     let mut res = rejection(
         StatusCode::SERVICE_UNAVAILABLE,
         ErrorCode::INTERNAL_ERROR,
@@ -100,6 +101,7 @@ fn store_unavailable(what: &str) -> Response {
 }
 
 fn too_many_sessions() -> Response {
+    crate::observe::http_refusal("session_cap");
     let mut res = rejection(
         StatusCode::SERVICE_UNAVAILABLE,
         ErrorCode::INTERNAL_ERROR,
@@ -206,7 +208,7 @@ pub(super) async fn post(
     let incoming = match sh.server.prepare(body) {
         Incoming::Malformed(reply) => return reply_response(StatusCode::BAD_REQUEST, reply),
         Incoming::Request(request) if request.method() == Initialize::NAME => {
-            return initialize(sh, request, owner).await;
+            return initialize(sh, super::admit::traced(request, headers), owner).await;
         }
         incoming => incoming,
     };
@@ -215,7 +217,7 @@ pub(super) async fn post(
         Err(refusal) => return refusal,
     };
     let request = match incoming {
-        Incoming::Request(request) => request,
+        Incoming::Request(request) => super::admit::traced(request, headers),
         Incoming::Notification(notice) => {
             sh.server.notify(&session.engine, &notice);
             persist(sh, &session).await;
@@ -224,6 +226,7 @@ pub(super) async fn post(
         Incoming::Response | Incoming::Malformed(_) => return status_only(StatusCode::ACCEPTED),
     };
     if session.engine.in_flight() >= sh.config.max_in_flight {
+        crate::observe::http_refusal("rate");
         let mut res = error_response(
             StatusCode::TOO_MANY_REQUESTS,
             Some(request.id()),

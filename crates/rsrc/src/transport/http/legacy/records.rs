@@ -97,6 +97,7 @@ impl HttpSession {
                 version,
                 client_info: client.client_info.map(Arc::new),
                 capabilities: Arc::new(client.capabilities),
+                at: std::time::Instant::now(),
             })
             .then_some(())?;
         sh.server

@@ -116,8 +116,10 @@ impl HttpSession {
         let standalone = StreamLog::new(0, limits.clone(), mirror.clone());
         // With a store, only the holder's copy of stream 0 takes notifications.
         standalone.mute(mirror.is_some());
-        let engine =
-            Arc::new(Session::http(Notifier::sink(standalone.clone())).closing_with(stop.clone()));
+        let engine = Arc::new(
+            Session::http(Notifier::sink(standalone.clone()), Arc::clone(&name))
+                .closing_with(stop.clone()),
+        );
         HttpSession {
             name,
             engine,

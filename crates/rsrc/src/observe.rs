@@ -1,0 +1,431 @@
+//! What the engine tells an operator: every metric it records (its name, kind, unit,
+//! labels and meaning), and the trace context a request carries in (SEP-414).
+//!
+//! Metrics go through the `metrics` facade: the engine records, an application installs
+//! a recorder (`rsrc serve --admin` installs the Prometheus one) or none, in which case
+//! recording costs a relaxed atomic load. Names follow the OpenTelemetry semantic
+//! conventions for MCP where they have one (`mcp_server_*`), and are rsrc's own
+//! (`rsrc_*`) otherwise.
+//!
+//! Invariants:
+//! - Every metric the engine records is named here, once, in [`CATALOGUE`]; recording
+//!   sites use the constants, never a literal, so the catalogue (and the documentation
+//!   checked against it) cannot drift from the code.
+//! - Label values are bounded: methods the engine knows (any other is `_OTHER`),
+//!   revisions, transports, error codes, mount prefixes, and the fixed words of each
+//!   label below. A URI, session id, client name or path is never a label.
+
+use std::time::Duration;
+
+/// `mcp.server.operation.duration`: how long the server took to answer a request.
+pub const OPERATION_DURATION: &str = "mcp_server_operation_duration_seconds";
+/// `mcp.server.session.duration`: how long a 2025 session lasted.
+pub const SESSION_DURATION: &str = "mcp_server_session_duration_seconds";
+/// Cache lookups by cache (`read`: the read cache; `listing`: the directory listings of
+/// the filesystem provider) and outcome (`hit`, `miss`, `join`).
+pub const CACHE_LOOKUPS: &str = "rsrc_cache_lookups_total";
+/// Cache entries evicted, by cache and cause (`size`, `expired`, `changed`).
+pub const CACHE_EVICTIONS: &str = "rsrc_cache_evictions_total";
+/// Content bytes providers read, by mount.
+pub const READ_BYTES: &str = "rsrc_read_bytes_total";
+/// Bytes of messages written to clients, by transport.
+pub const SENT_BYTES: &str = "rsrc_sent_bytes_total";
+/// The budget of content in flight, in bytes.
+pub const BUDGET_BYTES: &str = "rsrc_read_budget_bytes";
+/// Bytes of that budget held now.
+pub const BUDGET_IN_USE: &str = "rsrc_read_budget_in_use_bytes";
+/// Reads waiting for room in the budget.
+pub const BUDGET_WAITING: &str = "rsrc_read_budget_waiting";
+/// Open 2025 sessions, by transport.
+pub const SESSIONS_OPEN: &str = "rsrc_sessions_open";
+/// Open `subscriptions/listen` streams.
+pub const LISTEN_STREAMS_OPEN: &str = "rsrc_listen_streams_open";
+/// Resources subscribed to, over every session and stream.
+pub const SUBSCRIPTIONS_OPEN: &str = "rsrc_subscriptions_open";
+/// Change notifications, by kind and outcome (`sent`, `coalesced`, `dropped`).
+pub const NOTIFICATIONS: &str = "rsrc_notifications_total";
+/// HTTP requests refused before the engine saw them, by reason.
+pub const HTTP_REFUSALS: &str = "rsrc_http_refusals_total";
+/// How long a provider took, by mount and operation.
+pub const PROVIDER_DURATION: &str = "rsrc_provider_duration_seconds";
+/// Provider calls that failed for a reason other than a missing resource, by mount and
+/// operation.
+pub const PROVIDER_ERRORS: &str = "rsrc_provider_errors_total";
+/// Whether the change bus is connected (1) or not (0); absent without a bus.
+pub const BUS_CONNECTED: &str = "rsrc_bus_connected";
+/// Messages this instance published on the bus.
+pub const BUS_PUBLISHED: &str = "rsrc_bus_messages_published_total";
+/// Messages received from the bus and accepted.
+pub const BUS_RECEIVED: &str = "rsrc_bus_messages_received_total";
+/// Messages received from the bus and refused, by reason (`mac`, `malformed`).
+pub const BUS_REFUSED: &str = "rsrc_bus_messages_refused_total";
+/// Reconnections to the bus after it was lost.
+pub const BUS_RECONNECTS: &str = "rsrc_bus_reconnects_total";
+/// Leases this instance acquired or lost.
+pub const BUS_LEASE_CHANGES: &str = "rsrc_bus_lease_changes_total";
+/// Whether the instance is ready (1) or not (0).
+pub const READY: &str = "rsrc_ready";
+/// Whether the instance is draining (1) after a shutdown signal.
+pub const DRAINING: &str = "rsrc_draining";
+/// Whether a mount's change watcher is armed (1) or still starting (0).
+pub const MOUNT_READY: &str = "rsrc_mount_ready";
+/// Always 1, with the version as a label.
+pub const BUILD_INFO: &str = "rsrc_build_info";
+
+/// The kind of a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Only goes up.
+    Counter,
+    /// Goes up and down.
+    Gauge,
+    /// A distribution of seconds.
+    Histogram,
+}
+
+/// One metric: its name, kind, labels and meaning.
+#[derive(Debug, Clone, Copy)]
+pub struct Metric {
+    /// The Prometheus name.
+    pub name: &'static str,
+    /// Counter, gauge or histogram.
+    pub kind: Kind,
+    /// Its labels (some present only on some series, e.g. `error_type`).
+    pub labels: &'static [&'static str],
+    /// What it means.
+    pub help: &'static str,
+}
+
+const fn m(
+    name: &'static str,
+    kind: Kind,
+    labels: &'static [&'static str],
+    help: &'static str,
+) -> Metric {
+    Metric {
+        name,
+        kind,
+        labels,
+        help,
+    }
+}
+
+/// Every metric the engine and `rsrc serve` record.
+pub const CATALOGUE: &[Metric] = &[
+    m(
+        OPERATION_DURATION,
+        Kind::Histogram,
+        &[
+            "mcp_method_name",
+            "mcp_protocol_version",
+            "network_transport",
+            "error_type",
+        ],
+        "Time to answer an MCP request, from decoding to the reply",
+    ),
+    m(
+        SESSION_DURATION,
+        Kind::Histogram,
+        &["mcp_protocol_version", "network_transport"],
+        "Lifetime of a 2025 session, from initialize to its end",
+    ),
+    m(
+        CACHE_LOOKUPS,
+        Kind::Counter,
+        &["cache", "outcome"],
+        "Cache lookups: hit, miss, or join (waited for the same read in flight)",
+    ),
+    m(
+        CACHE_EVICTIONS,
+        Kind::Counter,
+        &["cache", "cause"],
+        "Cache entries removed: size (room), expired (time to live), changed (the resource changed)",
+    ),
+    m(
+        READ_BYTES,
+        Kind::Counter,
+        &["mount"],
+        "Content bytes providers returned for reads",
+    ),
+    m(
+        SENT_BYTES,
+        Kind::Counter,
+        &["network_transport"],
+        "Bytes of messages written to clients",
+    ),
+    m(
+        BUDGET_BYTES,
+        Kind::Gauge,
+        &[],
+        "The budget of content in flight",
+    ),
+    m(
+        BUDGET_IN_USE,
+        Kind::Gauge,
+        &[],
+        "Bytes of the budget of content in flight held now",
+    ),
+    m(
+        BUDGET_WAITING,
+        Kind::Gauge,
+        &[],
+        "Reads waiting for room in the budget of content in flight",
+    ),
+    m(
+        SESSIONS_OPEN,
+        Kind::Gauge,
+        &["network_transport"],
+        "Open 2025 sessions",
+    ),
+    m(
+        LISTEN_STREAMS_OPEN,
+        Kind::Gauge,
+        &[],
+        "Open subscriptions/listen streams",
+    ),
+    m(
+        SUBSCRIPTIONS_OPEN,
+        Kind::Gauge,
+        &[],
+        "Resources subscribed to, over every session and listen stream",
+    ),
+    m(
+        NOTIFICATIONS,
+        Kind::Counter,
+        &["kind", "outcome"],
+        "Change notifications: sent, coalesced with one still queued, or dropped",
+    ),
+    m(
+        HTTP_REFUSALS,
+        Kind::Counter,
+        &["reason"],
+        "HTTP requests refused before reaching the engine",
+    ),
+    m(
+        PROVIDER_DURATION,
+        Kind::Histogram,
+        &["mount", "operation"],
+        "Time a provider took for one call",
+    ),
+    m(
+        PROVIDER_ERRORS,
+        Kind::Counter,
+        &["mount", "operation"],
+        "Provider calls that failed other than with not-found",
+    ),
+    m(
+        BUS_CONNECTED,
+        Kind::Gauge,
+        &[],
+        "Whether the change bus is connected",
+    ),
+    m(
+        BUS_PUBLISHED,
+        Kind::Counter,
+        &[],
+        "Messages published on the change bus",
+    ),
+    m(
+        BUS_RECEIVED,
+        Kind::Counter,
+        &[],
+        "Messages received from the change bus and accepted",
+    ),
+    m(
+        BUS_REFUSED,
+        Kind::Counter,
+        &["reason"],
+        "Messages received from the change bus and refused",
+    ),
+    m(
+        BUS_RECONNECTS,
+        Kind::Counter,
+        &[],
+        "Reconnections to the change bus",
+    ),
+    m(
+        BUS_LEASE_CHANGES,
+        Kind::Counter,
+        &["change"],
+        "Watch leases acquired or lost",
+    ),
+    m(READY, Kind::Gauge, &[], "Whether the instance is ready"),
+    m(
+        DRAINING,
+        Kind::Gauge,
+        &[],
+        "Whether the instance is draining after a shutdown signal",
+    ),
+    m(
+        MOUNT_READY,
+        Kind::Gauge,
+        &["mount"],
+        "Whether a mount's change watcher is armed",
+    ),
+    m(
+        BUILD_INFO,
+        Kind::Gauge,
+        &["version"],
+        "Always 1; the version is a label",
+    ),
+];
+
+/// The reasons of `rsrc_http_refusals_total`.
+pub const HTTP_REFUSAL_REASONS: &[&str] = &[
+    "header",
+    "host",
+    "origin",
+    "auth",
+    "content_type",
+    "accept",
+    "body_size",
+    "body_timeout",
+    "rate",
+    "stream_cap",
+    "session_cap",
+    "session_store",
+];
+
+/// Describes every metric of [`CATALOGUE`] to the installed recorder (help texts and
+/// units), so they appear with their `# HELP` lines, and registers the counters whose
+/// labels take fixed values at zero, so that a rate over their first rise is seen.
+pub fn describe() {
+    for metric in CATALOGUE {
+        let help = metric.help;
+        match metric.kind {
+            Kind::Counter => metrics::describe_counter!(metric.name, help),
+            Kind::Gauge => metrics::describe_gauge!(metric.name, help),
+            Kind::Histogram => {
+                metrics::describe_histogram!(metric.name, metrics::Unit::Seconds, help);
+            }
+        }
+    }
+    for cache in ["read", "listing"] {
+        for outcome in ["hit", "miss", "join"] {
+            metrics::counter!(CACHE_LOOKUPS, "cache" => cache, "outcome" => outcome).absolute(0);
+        }
+    }
+    for kind in ["resource_updated", "list_changed"] {
+        for outcome in ["sent", "coalesced", "dropped"] {
+            metrics::counter!(NOTIFICATIONS, "kind" => kind, "outcome" => outcome).absolute(0);
+        }
+    }
+    for reason in HTTP_REFUSAL_REASONS {
+        metrics::counter!(HTTP_REFUSALS, "reason" => *reason).absolute(0);
+    }
+}
+
+/// The buckets of the duration histograms, in seconds: from 100 µs (a cached read over
+/// stdio) to 5 minutes (a long listing), those of the MCP semantic conventions with finer
+/// ones below 10 ms.
+pub const DURATION_BUCKETS: &[f64] = &[
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0,
+    10.0, 30.0, 60.0, 120.0, 300.0,
+];
+
+/// The `network.transport` of a carrier: `pipe` for stdio and other byte streams, `tcp`
+/// for HTTP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Transport {
+    Pipe,
+    Tcp,
+}
+
+impl Transport {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Transport::Pipe => "pipe",
+            Transport::Tcp => "tcp",
+        }
+    }
+}
+
+/// Records one finished request: `error` is the JSON-RPC code of a failure (or
+/// `cancelled`), `None` for a result.
+pub(crate) fn operation(
+    method: metrics::SharedString,
+    version: &'static str,
+    transport: Transport,
+    error: Option<&'static str>,
+    took: Duration,
+) {
+    let histogram = match error {
+        None => metrics::histogram!(
+            OPERATION_DURATION,
+            "mcp_method_name" => method,
+            "mcp_protocol_version" => version,
+            "network_transport" => transport.as_str(),
+        ),
+        Some(error) => metrics::histogram!(
+            OPERATION_DURATION,
+            "mcp_method_name" => method,
+            "mcp_protocol_version" => version,
+            "network_transport" => transport.as_str(),
+            "error_type" => error,
+        ),
+    };
+    histogram.record(took.as_secs_f64());
+}
+
+/// The `error_type` of a JSON-RPC error code: the codes the engine sends, as text
+/// (bounded: anything else is `_OTHER`).
+pub(crate) fn error_type(code: i32) -> &'static str {
+    match code {
+        -32700 => "-32700",
+        -32600 => "-32600",
+        -32601 => "-32601",
+        -32602 => "-32602",
+        -32603 => "-32603",
+        -32002 => "-32002",
+        -32001 => "-32001",
+        -32000 => "-32000",
+        -32800 => "-32800",
+        _ => "_OTHER",
+    }
+}
+
+/// Counts one lookup of `cache` (`read`, `listing`): `hit`, `miss`, or `join` (it waited
+/// for a lookup in flight that loaded it).
+pub fn cache_lookup(cache: &'static str, outcome: &'static str) {
+    metrics::counter!(CACHE_LOOKUPS, "cache" => cache, "outcome" => outcome).increment(1);
+}
+
+/// Counts one entry of `cache` evicted: for room (`size`), its time to live
+/// (`expired`), or a change of what it holds (`changed`).
+pub fn cache_eviction(cache: &'static str, cause: &'static str) {
+    metrics::counter!(CACHE_EVICTIONS, "cache" => cache, "cause" => cause).increment(1);
+}
+
+/// Counts an HTTP request refused before the engine saw it (`rsrc_http_refusals_total`):
+/// `reason` is one of a fixed set of words (`host`, `origin`, `auth`, `body_size`, …).
+#[cfg(feature = "http")]
+pub(crate) fn http_refusal(reason: &'static str) {
+    debug_assert!(HTTP_REFUSAL_REASONS.contains(&reason), "{reason}");
+    metrics::counter!(HTTP_REFUSALS, "reason" => reason).increment(1);
+}
+
+/// The trace context a request carries (SEP-414: `traceparent`, `tracestate` and
+/// `baggage` in `params._meta`, unprefixed; over HTTP the `traceparent` and `tracestate`
+/// headers when `_meta` has none). The engine only passes these on, to the hook an
+/// application set with [`ServerBuilder::trace_parent`](crate::server::ServerBuilder::trace_parent);
+/// it believes nothing in them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TraceCarrier<'a> {
+    /// The W3C `traceparent`.
+    pub traceparent: Option<&'a str>,
+    /// The W3C `tracestate`.
+    pub tracestate: Option<&'a str>,
+    /// The W3C `baggage`.
+    pub baggage: Option<&'a str>,
+}
+
+impl TraceCarrier<'_> {
+    /// Whether it carries nothing.
+    pub fn is_empty(&self) -> bool {
+        self.traceparent.is_none() && self.tracestate.is_none() && self.baggage.is_none()
+    }
+}
+
+/// The hook that makes a request's span a child of the trace its client started (see
+/// [`TraceCarrier`]).
+pub type TraceParentHook = std::sync::Arc<dyn Fn(&tracing::Span, TraceCarrier<'_>) + Send + Sync>;
