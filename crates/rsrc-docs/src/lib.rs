@@ -32,6 +32,10 @@ pub mod architecture {}
 pub mod deployment {}
 
 #[cfg(doctest)]
+#[doc = include_str!("../../../docs/operations.md")]
+pub mod operations {}
+
+#[cfg(doctest)]
 #[doc = include_str!("../../../docs/performance.md")]
 pub mod performance {}
 
