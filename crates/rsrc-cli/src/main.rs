@@ -74,7 +74,12 @@ fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let _telemetry = match &cli.command {
+        // `serve` installs its own once its configuration is read.
         Command::Serve(_) => None,
+        // The converter runs sandboxed on untrusted files: it logs, and exports nothing.
+        Command::Config(_) | Command::ConvertWorker { .. } => {
+            telemetry::init(cli.verbose, cli.log_format, None).ok()
+        }
         _ => match init_telemetry(&cli) {
             Ok(t) => Some(t),
             Err(e) => {

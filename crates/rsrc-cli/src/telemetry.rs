@@ -206,13 +206,12 @@ pub(crate) fn init(
         2 => "debug",
         _ => "trace",
     };
-    let filter = || match tracing_subscriber::EnvFilter::try_from_env("RSRC_LOG") {
-        Ok(f) => f,
-        // In JSON, log lines carry the request's span: it is enabled at any level.
-        Err(_) if format == LogFormat::Json => {
-            tracing_subscriber::EnvFilter::new(format!("{default},rsrc::request=info"))
-        }
-        Err(_) => tracing_subscriber::EnvFilter::new(default),
+    // The request's span (target `rsrc::request`, at info) is kept, and its fields written
+    // on every line logged inside it, only at `-v` and beyond (or `RSRC_LOG` naming it):
+    // keeping it costs every request.
+    let filter = || {
+        tracing_subscriber::EnvFilter::try_from_env("RSRC_LOG")
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default))
     };
     let fmt = match format {
         LogFormat::Text => tracing_subscriber::fmt::layer()

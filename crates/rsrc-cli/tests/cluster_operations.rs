@@ -110,6 +110,7 @@ async fn a_draining_instance_gets_no_new_requests_while_its_requests_in_flight_c
     let deadline = Instant::now() + Duration::from_secs(5);
     while status(c.admins[0], "/readyz").await != 503 {
         assert!(Instant::now() < deadline, "still ready after SIGTERM");
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
     logged(&c.state.join("haproxy.log"), "rsrc1 is DOWN").await;
 

@@ -39,7 +39,7 @@ async fn ready(admin: SocketAddr) -> Value {
         }
         assert_eq!(status, 503, "{body}");
         assert!(Instant::now() < deadline, "never ready: {body}");
-        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
@@ -115,6 +115,14 @@ async fn the_admin_listener_serves_health_readiness_and_metrics_of_what_was_serv
     files(dir.path(), 3);
     let (mut child, addr, admin) = serve_admin(&[dir.path().to_str().unwrap()]).await;
     assert_eq!(get(admin, "/healthz").await, (200, "ok\n".to_owned()));
+    // Bound to loopback, it answers loopback names only (no DNS rebinding).
+    let rebound = reqwest::Client::new()
+        .get(format!("http://{admin}/metrics"))
+        .header("host", "evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebound.status().as_u16(), 403);
     let body = ready(admin).await;
     assert_eq!(body["ready"], true);
     assert_eq!(body["draining"], false);
@@ -218,6 +226,7 @@ async fn sigterm_makes_it_unready_at_once_while_it_still_serves_then_it_exits() 
             signalled.elapsed() < Duration::from_secs(3),
             "still ready after SIGTERM"
         );
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
     // Draining: requests are still served, and the metrics say so.
     let res = read(addr, "file:///f0.txt").await;
@@ -238,16 +247,19 @@ async fn sigterm_makes_it_unready_at_once_while_it_still_serves_then_it_exits() 
 
 #[tokio::test]
 async fn a_stdio_server_has_an_admin_listener_too() {
-    // A free port, given back for the server to take (stdio's log is not read here).
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let (mut child, mut peer) =
-        common::spawn_stdio(&["serve", "--admin", &format!("127.0.0.1:{port}")]);
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_rsrc"))
+        .args(["serve", "-v", "--admin", "127.0.0.1:0"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut peer =
+        rsrc_testkit::Peer::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let admin = admin_address(child.stderr.take().unwrap()).await;
     let init = peer.initialize(ProtocolVersion::V2025_11_25).await;
     assert_eq!(init["protocolVersion"], "2025-11-25", "{init}");
-    let admin: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let body = ready(admin).await;
     assert_eq!(body["listening"], true);
     let text = get(admin, "/metrics").await.1;
@@ -258,6 +270,55 @@ async fn a_stdio_server_has_an_admin_listener_too() {
         Some(1.0)
     );
     child.kill().await.unwrap();
+}
+
+/// The admin listener's address, from the log on `stderr` (drained afterwards).
+async fn admin_address(stderr: tokio::process::ChildStderr) -> SocketAddr {
+    use tokio::io::AsyncBufReadExt as _;
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    let addr = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let line = lines.next_line().await.unwrap().expect("the server logs");
+            if line.contains("serving /metrics")
+                && let Some(rest) = line.split("address=").nth(1)
+            {
+                return rest.split_whitespace().next().unwrap().parse().unwrap();
+            }
+        }
+    })
+    .await
+    .expect("the admin listener's address is logged");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    addr
+}
+
+#[tokio::test]
+async fn a_stdio_server_with_an_admin_listener_drains_and_exits_on_sigterm() {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_rsrc"))
+        .args([
+            "serve",
+            "-v",
+            "--admin",
+            "127.0.0.1:0",
+            "--drain-delay",
+            "1s",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // Its input stays open (a host that keeps the connection): only the signal ends it.
+    let _input = child.stdin.take();
+    let admin = admin_address(child.stderr.take().unwrap()).await;
+    ready(admin).await;
+    common::signal_term(&child);
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .expect("the stdio server exits after its drain")
+        .unwrap();
+    assert!(status.success(), "{status}");
 }
 
 #[tokio::test]
@@ -288,6 +349,7 @@ async fn a_bad_admin_address_or_one_in_use_fails_at_start_naming_it() {
 async fn json_logs_carry_the_method_id_and_trace_of_the_request() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join(".hidden"), "secret").unwrap();
+    std::fs::write(dir.path().join("served.txt"), "content-never-logged").unwrap();
     let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_rsrc"))
         .args([
             "serve",
@@ -338,8 +400,18 @@ async fn json_logs_carry_the_method_id_and_trace_of_the_request() {
     assert_eq!(found["span"]["trace_id"], trace, "{found}");
     assert_eq!(found["span"]["mcp.protocol.version"], "2026-07-28");
     assert!(!found["span"]["jsonrpc.request.id"].is_null(), "{found}");
-    assert!(!found.to_string().contains("secret"), "{found}");
-    server.kill().await.unwrap();
+    // A read's content never reaches the log: read one, then stop the server and look
+    // at every line it wrote.
+    let msg = peer.modern_request("resources/read", json!({"uri": "file:///served.txt"}));
+    let res = peer.post(&msg).await.json().clone();
+    assert_eq!(res["result"]["contents"][0]["text"], "content-never-logged");
+    common::signal_term(&server);
+    while let Some(line) = lines.next_line().await.unwrap() {
+        assert!(!line.contains("content-never-logged"), "{line}");
+        assert!(!line.contains("secret"), "{line}");
+        let _: Value = serde_json::from_str(&line).expect("every log line is JSON");
+    }
+    server.wait().await.unwrap();
 }
 
 #[test]

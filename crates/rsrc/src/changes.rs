@@ -337,10 +337,10 @@ impl Outbox {
             let mut p = lock(&self.pending);
             match &change {
                 Change::Updated(uri) if !p.queued.insert(uri.clone()) => {
-                    return counted(&change, "coalesced");
+                    return notification(change.kind(), "coalesced");
                 }
                 Change::List if std::mem::replace(&mut p.list, true) => {
-                    return counted(&change, "coalesced");
+                    return notification(change.kind(), "coalesced");
                 }
                 _ => {}
             }
@@ -375,19 +375,24 @@ impl Outbox {
 }
 
 /// Counts a change notification by kind and outcome (`rsrc_notifications_total`).
-fn notification(kind: &'static str, sent: bool) {
-    let outcome = if sent { "sent" } else { "dropped" };
+fn notification(kind: &'static str, outcome: &'static str) {
     metrics::counter!(crate::observe::NOTIFICATIONS, "kind" => kind, "outcome" => outcome)
         .increment(1);
 }
 
-fn counted(change: &Change, outcome: &'static str) {
-    let kind = match change {
-        Change::Updated(_) => "resource_updated",
-        Change::List => "list_changed",
-    };
-    metrics::counter!(crate::observe::NOTIFICATIONS, "kind" => kind, "outcome" => outcome)
-        .increment(1);
+/// `sent`, or `dropped` when the transport is gone.
+fn delivered(sent: bool) -> &'static str {
+    if sent { "sent" } else { "dropped" }
+}
+
+impl Change {
+    /// Its kind, as `rsrc_notifications_total` names it.
+    fn kind(&self) -> &'static str {
+        match self {
+            Change::Updated(_) => "resource_updated",
+            Change::List => "list_changed",
+        }
+    }
 }
 
 /// Delivers a listener's outbox through `notifier`, waiting for room in the transport:
@@ -406,7 +411,7 @@ async fn deliver(outbox: Arc<Outbox>, notifier: Notifier, subscription: Option<R
                     meta: meta(),
                 };
                 let sent = notifier.notify_when_ready::<ResourceUpdated>(&params).await;
-                notification("resource_updated", sent);
+                notification("resource_updated", delivered(sent));
             }
             Next::Deliver(Change::List) => {
                 let sent = notifier
@@ -414,7 +419,7 @@ async fn deliver(outbox: Arc<Outbox>, notifier: Notifier, subscription: Option<R
                         meta: meta(),
                     })
                     .await;
-                notification("list_changed", sent);
+                notification("list_changed", delivered(sent));
             }
         }
     }

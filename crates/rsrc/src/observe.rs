@@ -2,8 +2,9 @@
 //! labels and meaning), and the trace context a request carries in (SEP-414).
 //!
 //! Metrics go through the `metrics` facade: the engine records, an application installs
-//! a recorder (`rsrc serve --admin` installs the Prometheus one) or none, in which case
-//! recording costs a relaxed atomic load. Names follow the OpenTelemetry semantic
+//! a recorder (`rsrc serve --admin` installs the Prometheus one) before it builds the
+//! server, since gauges are recorded as steps, or none, in which case the facade's no-op
+//! recorder takes them. Names follow the OpenTelemetry semantic
 //! conventions for MCP where they have one (`mcp_server_*`), and are rsrc's own
 //! (`rsrc_*`) otherwise.
 //!
@@ -16,6 +17,8 @@
 //!   label below. A URI, session id, client name or path is never a label.
 
 use std::time::Duration;
+
+use rsrc_protocol::jsonrpc::ErrorCode;
 
 /// `mcp.server.operation.duration`: how long the server took to answer a request.
 pub const OPERATION_DURATION: &str = "mcp_server_operation_duration_seconds";
@@ -284,6 +287,8 @@ pub const HTTP_REFUSAL_REASONS: &[&str] = &[
     "stream_cap",
     "session_cap",
     "session_store",
+    "session_unknown",
+    "header_mismatch",
 ];
 
 /// Describes every metric of [`CATALOGUE`] to the installed recorder (help texts and
@@ -325,7 +330,7 @@ pub const DURATION_BUCKETS: &[f64] = &[
 
 /// The `network.transport` of a carrier: `pipe` for stdio and other byte streams, `tcp`
 /// for HTTP.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Transport {
     Pipe,
     Tcp,
@@ -340,8 +345,39 @@ impl Transport {
     }
 }
 
-/// Records one finished request: `error` is the JSON-RPC code of a failure (or
-/// `cancelled`), `None` for a result.
+/// The series of `mcp_server_operation_duration_seconds`, by their labels.
+type OperationKey = (
+    metrics::SharedString,
+    &'static str,
+    Transport,
+    Option<&'static str>,
+);
+
+/// Each series' histogram, registered the first time it is recorded: a request then
+/// records through a shared lookup, without building a key. The labels are bounded (see
+/// the module's invariants), so the table is.
+static OPERATIONS: std::sync::LazyLock<
+    std::sync::RwLock<std::collections::HashMap<OperationKey, metrics::Histogram>>,
+> = std::sync::LazyLock::new(Default::default);
+
+/// Counts bytes written to a client over `transport` (`rsrc_sent_bytes_total`), through
+/// a handle registered once.
+pub(crate) fn sent(transport: Transport, bytes: usize) {
+    static PIPE: std::sync::OnceLock<metrics::Counter> = std::sync::OnceLock::new();
+    static TCP: std::sync::OnceLock<metrics::Counter> = std::sync::OnceLock::new();
+    let counter = match transport {
+        Transport::Pipe => {
+            PIPE.get_or_init(|| metrics::counter!(SENT_BYTES, "network_transport" => "pipe"))
+        }
+        Transport::Tcp => {
+            TCP.get_or_init(|| metrics::counter!(SENT_BYTES, "network_transport" => "tcp"))
+        }
+    };
+    counter.increment(bytes as u64);
+}
+
+/// Records one finished request: `error` is the `error_type` of a failure, `None` for a
+/// result.
 pub(crate) fn operation(
     method: metrics::SharedString,
     version: &'static str,
@@ -349,45 +385,164 @@ pub(crate) fn operation(
     error: Option<&'static str>,
     took: Duration,
 ) {
-    let histogram = match error {
-        None => metrics::histogram!(
-            OPERATION_DURATION,
-            "mcp_method_name" => method,
-            "mcp_protocol_version" => version,
-            "network_transport" => transport.as_str(),
-        ),
-        Some(error) => metrics::histogram!(
-            OPERATION_DURATION,
-            "mcp_method_name" => method,
-            "mcp_protocol_version" => version,
-            "network_transport" => transport.as_str(),
-            "error_type" => error,
-        ),
-    };
+    let key = (method, version, transport, error);
+    let known = OPERATIONS
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(&key)
+        .cloned();
+    let histogram = known.unwrap_or_else(|| {
+        let (method, version, transport, error) = key.clone();
+        let histogram = match error {
+            None => metrics::histogram!(
+                OPERATION_DURATION,
+                "mcp_method_name" => method,
+                "mcp_protocol_version" => version,
+                "network_transport" => transport.as_str(),
+            ),
+            Some(error) => metrics::histogram!(
+                OPERATION_DURATION,
+                "mcp_method_name" => method,
+                "mcp_protocol_version" => version,
+                "network_transport" => transport.as_str(),
+                "error_type" => error,
+            ),
+        };
+        OPERATIONS
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(key, histogram.clone());
+        histogram
+    });
     histogram.record(took.as_secs_f64());
 }
 
-/// The `error_type` of a JSON-RPC error code: the codes the engine sends, as text
-/// (bounded: anything else is `_OTHER`).
-pub(crate) fn error_type(code: i32) -> &'static str {
-    match code {
-        -32700 => "-32700",
-        -32600 => "-32600",
-        -32601 => "-32601",
-        -32602 => "-32602",
-        -32603 => "-32603",
-        -32002 => "-32002",
-        -32001 => "-32001",
-        -32000 => "-32000",
-        -32800 => "-32800",
-        _ => "_OTHER",
+/// The `error_type` of a JSON-RPC error code: the codes of the protocol, as text
+/// (bounded: any other, an application's own, is `_OTHER`).
+pub(crate) fn error_type(code: ErrorCode) -> &'static str {
+    const KNOWN: [(ErrorCode, &str); 9] = [
+        (ErrorCode::PARSE_ERROR, "-32700"),
+        (ErrorCode::INVALID_REQUEST, "-32600"),
+        (ErrorCode::METHOD_NOT_FOUND, "-32601"),
+        (ErrorCode::INVALID_PARAMS, "-32602"),
+        (ErrorCode::INTERNAL_ERROR, "-32603"),
+        (ErrorCode::RESOURCE_NOT_FOUND, "-32002"),
+        (ErrorCode::HEADER_MISMATCH, "-32020"),
+        (ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, "-32021"),
+        (ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, "-32022"),
+    ];
+    KNOWN
+        .iter()
+        .find(|(known, _)| *known == code)
+        .map_or("_OTHER", |(_, text)| text)
+}
+
+/// What a provider call does, for its mount's instruments.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ProviderOp {
+    Read,
+    List,
+    Metadata,
+    Complete,
+    Search,
+}
+
+impl ProviderOp {
+    const ALL: [ProviderOp; 5] = [
+        ProviderOp::Read,
+        ProviderOp::List,
+        ProviderOp::Metadata,
+        ProviderOp::Complete,
+        ProviderOp::Search,
+    ];
+
+    /// The `operation` label.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            ProviderOp::Read => "read",
+            ProviderOp::List => "list",
+            ProviderOp::Metadata => "metadata",
+            ProviderOp::Complete => "complete",
+            ProviderOp::Search => "search",
+        }
+    }
+}
+
+/// A mount's instruments, registered once when it is mounted (with the recorder
+/// installed then), so that a provider call records without building a key.
+pub(crate) struct MountMetrics {
+    durations: [metrics::Histogram; 5],
+    errors: [metrics::Counter; 5],
+    read_bytes: metrics::Counter,
+}
+
+impl MountMetrics {
+    pub(crate) fn new(mount: &str) -> MountMetrics {
+        let mount = metrics::SharedString::from(mount.to_owned());
+        let labels = |op: ProviderOp| {
+            [
+                metrics::Label::new("mount", mount.clone()),
+                metrics::Label::new("operation", op.as_str()),
+            ]
+        };
+        MountMetrics {
+            durations: ProviderOp::ALL
+                .map(|op| metrics::histogram!(PROVIDER_DURATION, labels(op).iter())),
+            errors: ProviderOp::ALL.map(|op| metrics::counter!(PROVIDER_ERRORS, labels(op).iter())),
+            read_bytes: metrics::counter!(READ_BYTES, "mount" => mount.clone()),
+        }
+    }
+
+    /// Records one call of `op`: its time, and whether it failed for a reason of the
+    /// source's.
+    pub(crate) fn call(&self, op: ProviderOp, took: Duration, failed: bool) {
+        self.durations[op as usize].record(took.as_secs_f64());
+        if failed {
+            self.errors[op as usize].increment(1);
+        }
+    }
+
+    /// Counts content bytes a read returned.
+    pub(crate) fn read(&self, bytes: u64) {
+        self.read_bytes.increment(bytes);
+    }
+}
+
+/// A client's text (a request id, say) for a span attribute or a log field: cut at 128
+/// bytes (with `…`), so what a client chose never costs more than that there.
+pub(crate) struct Capped<T>(pub(crate) T);
+
+impl<T: std::fmt::Display> std::fmt::Display for Capped<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const MAX: usize = 128;
+        let text = self.0.to_string();
+        if text.len() <= MAX {
+            return f.write_str(&text);
+        }
+        let mut end = MAX;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        write!(f, "{}…", &text[..end])
     }
 }
 
 /// Counts one lookup of `cache` (`read`, `listing`): `hit`, `miss`, or `join` (it waited
-/// for a lookup in flight that loaded it).
+/// for a lookup in flight that loaded it). Its labels are literals, so counting builds no
+/// key.
 pub fn cache_lookup(cache: &'static str, outcome: &'static str) {
-    metrics::counter!(CACHE_LOOKUPS, "cache" => cache, "outcome" => outcome).increment(1);
+    macro_rules! count {
+        ($($cache:literal, $outcome:literal);*) => {
+            match (cache, outcome) {
+                $(($cache, $outcome) => {
+                    metrics::counter!(CACHE_LOOKUPS, "cache" => $cache, "outcome" => $outcome)
+                        .increment(1);
+                })*
+                (cache, outcome) => debug_assert!(false, "cache {cache}, outcome {outcome}"),
+            }
+        };
+    }
+    count!("read", "hit"; "read", "miss"; "read", "join"; "listing", "hit"; "listing", "miss");
 }
 
 /// Counts one entry of `cache` evicted: for room (`size`), its time to live

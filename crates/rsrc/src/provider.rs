@@ -29,6 +29,7 @@ use crate::context::RequestContext;
 use crate::error::ResourceError;
 use crate::filter::Filter;
 use crate::future::BoxFuture;
+use crate::observe::ProviderOp;
 
 /// What a provider offers beyond listing, reading and completing templates.
 ///
@@ -455,42 +456,47 @@ pub(crate) trait DynProvider: Send + Sync {
 /// (`rsrc_provider_duration_seconds`, `rsrc_provider_errors_total`, a `provider` span).
 pub(crate) struct Mounted<P> {
     pub(crate) provider: P,
-    pub(crate) mount: metrics::SharedString,
+    /// The mount's prefix, for spans.
+    pub(crate) mount: Arc<str>,
+    pub(crate) metrics: crate::observe::MountMetrics,
 }
 
-/// Runs one provider call in its span, and records its time and whether it failed for a
-/// reason of the source's (time limit, unavailable, internal; not a client's mistake).
-async fn measured<T>(
-    mount: &metrics::SharedString,
-    operation: &'static str,
-    work: impl Future<Output = Result<T, ResourceError>>,
-) -> Result<T, ResourceError> {
-    use tracing::Instrument as _;
-    let started = std::time::Instant::now();
-    let span = tracing::info_span!(
-        target: "rsrc::provider",
-        "provider",
-        otel.name = operation,
-        rsrc.mount = &**mount,
-        rsrc.operation = operation,
-    );
-    let out = work.instrument(span).await;
-    let labels = [
-        ("mount", mount.clone()),
-        ("operation", metrics::SharedString::const_str(operation)),
-    ];
-    let labels = labels.map(|(k, v)| metrics::Label::new(k, v));
-    metrics::histogram!(crate::observe::PROVIDER_DURATION, labels.iter())
-        .record(started.elapsed().as_secs_f64());
-    if let Err(
-        ResourceError::Timeout { .. }
-        | ResourceError::Unavailable { .. }
-        | ResourceError::Internal { .. },
-    ) = &out
-    {
-        metrics::counter!(crate::observe::PROVIDER_ERRORS, labels.iter()).increment(1);
+impl<P> Mounted<P> {
+    pub(crate) fn new(provider: P, prefix: &str) -> Self {
+        Mounted {
+            provider,
+            mount: prefix.into(),
+            metrics: crate::observe::MountMetrics::new(prefix),
+        }
     }
-    out
+
+    /// Runs one provider call in its span, and records its time and whether it failed for
+    /// a reason of the source's (time limit, unavailable, internal; not a client's
+    /// mistake).
+    async fn measured<T>(
+        &self,
+        op: ProviderOp,
+        work: impl Future<Output = Result<T, ResourceError>>,
+    ) -> Result<T, ResourceError> {
+        use tracing::Instrument as _;
+        let started = std::time::Instant::now();
+        let span = tracing::info_span!(
+            target: "rsrc::provider",
+            "provider",
+            otel.name = op.as_str(),
+            rsrc.mount = &*self.mount,
+            rsrc.operation = op.as_str(),
+        );
+        let out = work.instrument(span).await;
+        let failed = matches!(
+            &out,
+            Err(ResourceError::Timeout { .. }
+                | ResourceError::Unavailable { .. }
+                | ResourceError::Internal { .. })
+        );
+        self.metrics.call(op, started.elapsed(), failed);
+        out
+    }
 }
 
 impl<P: Provider> DynProvider for Mounted<P> {
@@ -533,13 +539,9 @@ impl<P: Provider> DynProvider for Mounted<P> {
     ) -> BoxFuture<'a, Result<Page, ResourceError>> {
         Box::pin(async move {
             let parent = req.parent.unwrap_or_default();
-            measured(
-                &self.mount,
-                "list",
-                Provider::list(&self.provider, ctx, req),
-            )
-            .await
-            .map_err(|e| e.at(parent))
+            self.measured(ProviderOp::List, Provider::list(&self.provider, ctx, req))
+                .await
+                .map_err(|e| e.at(parent))
         })
     }
 
@@ -549,9 +551,8 @@ impl<P: Provider> DynProvider for Mounted<P> {
         uri: &'a str,
     ) -> BoxFuture<'a, Result<Resource, ResourceError>> {
         Box::pin(async move {
-            measured(
-                &self.mount,
-                "metadata",
+            self.measured(
+                ProviderOp::Metadata,
                 Provider::metadata(&self.provider, ctx, uri),
             )
             .await
@@ -564,9 +565,8 @@ impl<P: Provider> DynProvider for Mounted<P> {
         ctx: &'a RequestContext,
         req: SearchRequest<'a>,
     ) -> BoxFuture<'a, Result<Option<Page>, ResourceError>> {
-        Box::pin(measured(
-            &self.mount,
-            "search",
+        Box::pin(self.measured(
+            ProviderOp::Search,
             Provider::search(&self.provider, ctx, req),
         ))
     }
@@ -577,16 +577,12 @@ impl<P: Provider> DynProvider for Mounted<P> {
         uri: &'a str,
     ) -> BoxFuture<'a, Result<ReadOutput, ResourceError>> {
         Box::pin(async move {
-            let out = measured(
-                &self.mount,
-                "read",
-                Provider::read(&self.provider, ctx, uri),
-            )
-            .await
-            .map_err(|e| e.at(uri))?;
+            let out = self
+                .measured(ProviderOp::Read, Provider::read(&self.provider, ctx, uri))
+                .await
+                .map_err(|e| e.at(uri))?;
             let bytes: usize = out.contents.iter().map(|c| c.body.len()).sum();
-            metrics::counter!(crate::observe::READ_BYTES, "mount" => self.mount.clone())
-                .increment(bytes as u64);
+            self.metrics.read(bytes as u64);
             Ok(out)
         })
     }
@@ -596,9 +592,8 @@ impl<P: Provider> DynProvider for Mounted<P> {
         ctx: &'a RequestContext,
         req: CompleteRequest<'a>,
     ) -> BoxFuture<'a, Result<Completion, ResourceError>> {
-        Box::pin(measured(
-            &self.mount,
-            "complete",
+        Box::pin(self.measured(
+            ProviderOp::Complete,
             Provider::complete(&self.provider, ctx, req),
         ))
     }

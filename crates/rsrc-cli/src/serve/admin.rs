@@ -4,7 +4,9 @@
 //!
 //! Invariants:
 //! - It binds loopback unless remote serving is allowed (`--allow-remote`); a bad
-//!   address or one in use fails at start, naming the admin listener.
+//!   address or one in use fails at start, naming the admin listener. Bound to loopback,
+//!   it refuses requests naming another host than a loopback one (403), so a web page
+//!   cannot read it through a DNS name rebound to 127.0.0.1.
 //! - It runs on the runtime that serves requests, so a wedged runtime cannot answer
 //!   `/healthz` and the probe fails.
 //! - Ready means: the MCP listener is bound (or stdio is being read), every mount's
@@ -66,16 +68,27 @@ pub(super) fn install_recorder() -> Result<PrometheusHandle, String> {
     Ok(handle)
 }
 
+/// The rule for every listener of `rsrc serve` (`what`): a loopback address, unless
+/// remote serving is allowed (`--allow-remote`).
+pub(super) fn may_bind(what: &str, addr: SocketAddr, allow_remote: bool) -> Result<(), String> {
+    if addr.ip().is_loopback() {
+        return Ok(());
+    }
+    if !allow_remote {
+        return Err(format!(
+            "refusing to bind {what} to {addr}: not a loopback address (pass --allow-remote to serve other hosts)"
+        ));
+    }
+    tracing::warn!(%addr, "{what} serves a non-loopback address: anyone who can reach it can use it");
+    Ok(())
+}
+
 /// Binds the admin address: loopback, unless `allow_remote`.
 pub(super) async fn bind(
     addr: SocketAddr,
     allow_remote: bool,
 ) -> Result<tokio::net::TcpListener, String> {
-    if !addr.ip().is_loopback() && !allow_remote {
-        return Err(format!(
-            "refusing to bind the admin listener to {addr}: not a loopback address (pass --allow-remote)"
-        ));
-    }
+    may_bind("the admin listener", addr, allow_remote)?;
     tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| format!("cannot bind the admin listener to {addr}: {e}"))
@@ -86,6 +99,37 @@ struct Admin {
     server: Server,
     health: Arc<Health>,
     metrics: PrometheusHandle,
+    /// Whether it is bound to loopback (then only loopback `Host`s are answered).
+    local: bool,
+}
+
+/// Whether `host` (a `Host` header) names the loopback interface.
+fn loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.split(':').next().unwrap_or_default(),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Refuses, when bound to loopback, a request naming another host than a loopback one.
+async fn local_only(
+    State(admin): State<Admin>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok());
+    // A browser always names the host; a health checker speaking HTTP/1.0 may not.
+    if admin.local && host.is_some_and(|host| !loopback_host(host)) {
+        return (StatusCode::FORBIDDEN, "Host not allowed\n").into_response();
+    }
+    next.run(request).await
 }
 
 /// Serves the admin endpoints on `listener` until the process ends, and keeps the
@@ -104,15 +148,24 @@ pub(super) fn spawn(
             upkeep.run_upkeep();
         }
     });
+    let local = listener
+        .local_addr()
+        .map_or(true, |addr| addr.ip().is_loopback());
+    let state = Admin {
+        server: server.clone(),
+        health: Arc::clone(health),
+        metrics,
+        local,
+    };
     let app = Router::new()
         .route("/metrics", get(scrape))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
-        .with_state(Admin {
-            server: server.clone(),
-            health: Arc::clone(health),
-            metrics,
-        });
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            local_only,
+        ))
+        .with_state(state);
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(address = %addr, "serving /metrics, /healthz and /readyz");
     }
@@ -212,6 +265,29 @@ mod tests {
         }
     }
 
+    #[test]
+    fn only_loopback_hosts_are_loopback() {
+        for host in [
+            "localhost",
+            "LOCALHOST:9464",
+            "127.0.0.1:9464",
+            "127.1.2.3",
+            "[::1]:9464",
+        ] {
+            assert!(loopback_host(host), "{host}");
+        }
+        for host in [
+            "evil.example",
+            "evil.example:9464",
+            "10.0.0.1:9464",
+            "[::2]:1",
+            "",
+            ":9464",
+        ] {
+            assert!(!loopback_host(host), "{host}");
+        }
+    }
+
     #[tokio::test]
     async fn not_ready_until_listening_and_every_watcher_is_armed_nor_once_draining() {
         let armed = Arc::new(AtomicBool::new(false));
@@ -223,6 +299,7 @@ mod tests {
             server,
             health: Arc::new(Health::default()),
             metrics: PrometheusBuilder::new().build_recorder().handle(),
+            local: true,
         };
         let ready = |admin: &Admin| report(admin).0;
         assert!(!ready(&admin), "nothing listens yet");

@@ -3,6 +3,10 @@
 //! balancers stop sending requests before it stops accepting them; then the transport's
 //! own shutdown runs (stop accepting, requests in flight within the grace period, listen
 //! streams ended).
+//!
+//! Invariants: the server is unready before it stops accepting, never after; the drain
+//! runs once, and only where something can see it (an admin listener); a second signal
+//! during it ends it at once.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,21 +17,29 @@ use super::admin::Health;
 /// drain delay.
 pub(super) struct Drain {
     health: Arc<Health>,
-    delay: Duration,
+    /// The drain delay; `None` without an admin listener (nothing would see the drain).
+    delay: Option<Duration>,
 }
 
 impl Drain {
-    pub(super) fn new(health: Arc<Health>, delay: Duration) -> Drain {
+    pub(super) fn new(health: Arc<Health>, delay: Option<Duration>) -> Drain {
         Drain { health, delay }
     }
 
-    /// Completes the drain delay after SIGTERM or SIGINT, having marked the server not
-    /// ready when the signal came.
+    /// Completes after SIGTERM or SIGINT, having marked the server not ready when the
+    /// signal came, and the drain delay after it (cut short by a second signal).
     pub(super) async fn then_stop(self) {
         shutdown_signal().await;
         self.health.drain();
-        tracing::info!(delay = ?self.delay, "shutdown signal: not ready; serving on while the balancers take this instance out");
-        tokio::time::sleep(self.delay).await;
+        let Some(delay) = self.delay else { return };
+        tracing::info!(
+            ?delay,
+            "shutdown signal: not ready; serving on while the balancers take this instance out"
+        );
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            () = shutdown_signal() => tracing::info!("second signal: the drain ends now"),
+        }
     }
 
     /// The MCP endpoint accepts requests now.

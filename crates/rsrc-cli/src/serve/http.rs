@@ -65,15 +65,7 @@ pub(super) fn serve_http(
     drain: Drain,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let h = &config.http;
-    if !addr.ip().is_loopback() {
-        if !h.allow_remote {
-            return Err(format!(
-                "refusing to bind {addr}: not a loopback address (pass --allow-remote to serve other hosts)"
-            )
-            .into());
-        }
-        tracing::warn!(%addr, "serving on a non-loopback address: anyone who can reach it can read what is served");
-    }
+    super::admin::may_bind("the MCP endpoint", addr, h.allow_remote)?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await

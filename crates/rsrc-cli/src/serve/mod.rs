@@ -77,7 +77,8 @@ pub(crate) fn run(
         let _in_runtime = runtime.enter();
         admin::spawn(listener, &server, &health, metrics);
     }
-    let drain = Drain::new(Arc::clone(&health), config.drain_delay.0);
+    let drains = config.admin.listen.is_some();
+    let drain = Drain::new(Arc::clone(&health), drains.then_some(config.drain_delay.0));
     if let Some(Listen(addr)) = config.http.listen {
         return serve_http(&config, &server, addr, &runtime, drain);
     }
@@ -87,8 +88,7 @@ pub(crate) fn run(
         shutdown_grace: config.shutdown_grace.0,
         ..StreamConfig::default()
     };
-    let drains = config.admin.listen.is_some();
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         tracing::info!("serving MCP on stdio");
         health.listening();
         let served = serve_stdio(&server, &stream);
@@ -102,6 +102,9 @@ pub(crate) fn run(
         };
         server.leave_cluster().await;
         served
-    })?;
-    Ok(())
+    });
+    // Stopped by a signal, stdin may still be read by a blocking thread (a terminal):
+    // the runtime does not wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    Ok(served?)
 }

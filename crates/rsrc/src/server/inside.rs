@@ -161,11 +161,12 @@ impl Server {
         }
     }
 
-    /// The application's completion of prompt arguments, if it gave one.
+    /// The application's hook that makes a request's span a child of its client's trace.
     pub(super) fn trace_parent(&self) -> Option<&TraceParentHook> {
         self.state.add_ons.trace_parent.as_ref()
     }
 
+    /// The application's completion of prompt arguments, if it gave one.
     pub(super) fn prompt_completer(&self) -> Option<&PromptCompleter> {
         self.state.add_ons.prompt_completer.as_ref()
     }

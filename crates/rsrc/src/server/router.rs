@@ -59,10 +59,7 @@ impl Router {
             });
         match provider {
             Ok(provider) => self.mounts.push(Mount {
-                provider: Arc::new(Mounted {
-                    provider,
-                    mount: prefix.clone().into(),
-                }),
+                provider: Arc::new(Mounted::new(provider, &prefix)),
                 prefix,
             }),
             Err(e) => self.invalid.push((prefix, e)),

@@ -57,6 +57,9 @@ pub struct Session {
     /// A legacy HTTP session's id (`Mcp-Session-Id`), for traces.
     http_id: Option<Arc<str>>,
     negotiated: OnceLock<Negotiated>,
+    /// Whether it counts in `rsrc_sessions_open` (negotiated here, not a copy restored
+    /// from a shared store: the session began, and will end, elsewhere).
+    counted: AtomicBool,
     initialized: AtomicBool,
     log_level: Mutex<Option<LoggingLevel>>,
     inflight: Mutex<HashMap<RequestId, (u64, CancellationToken)>>,
@@ -97,6 +100,7 @@ impl Session {
             kind,
             http_id: None,
             negotiated: OnceLock::new(),
+            counted: AtomicBool::new(false),
             initialized: AtomicBool::new(false),
             log_level: Mutex::new(None),
             inflight: Mutex::new(HashMap::new()),
@@ -148,10 +152,18 @@ impl Session {
     pub(crate) fn negotiate(&self, n: Negotiated) -> bool {
         let first = self.negotiated.set(n).is_ok();
         if first {
+            self.counted.store(true, Ordering::Release);
             metrics::gauge!(observe::SESSIONS_OPEN, "network_transport" => self.transport().as_str())
                 .increment(1);
         }
         first
+    }
+
+    /// Records the outcome of an `initialize` answered elsewhere (a copy of a shared
+    /// session): not counted as a session opened here.
+    #[cfg(feature = "http")]
+    pub(crate) fn negotiated_elsewhere(&self, n: Negotiated) -> bool {
+        self.negotiated.set(n).is_ok()
     }
 
     /// The `network.transport` its requests arrive on.
@@ -247,7 +259,9 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.cancel_all();
-        if let Some(n) = self.negotiated.get() {
+        if let Some(n) = self.negotiated.get()
+            && self.counted.load(Ordering::Acquire)
+        {
             let transport = self.transport().as_str();
             metrics::gauge!(observe::SESSIONS_OPEN, "network_transport" => transport).decrement(1);
             metrics::histogram!(

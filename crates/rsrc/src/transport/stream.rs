@@ -192,8 +192,7 @@ where
                     0 => return Err(io::ErrorKind::WriteZero.into()),
                     n => {
                         written += n;
-                        metrics::counter!(crate::observe::SENT_BYTES, "network_transport" => "pipe")
-                            .increment(n as u64);
+                        crate::observe::sent(crate::observe::Transport::Pipe, n);
                     }
                 }
                 if written == writing.len() && writing.capacity() > KEEP_BUFFER {

@@ -37,12 +37,17 @@ impl Session {
         params: &[(&(dyn ToSql + Sync), Type)],
     ) -> Result<Vec<Row>, Error> {
         use tracing::Instrument as _;
-        let span = tracing::info_span!(
-            target: "rsrc::postgres",
-            "postgresql",
-            otel.kind = "client",
-            db.system.name = "postgresql",
-        );
+        // A statement of a request is its child; the poller's own are not traced.
+        let span = if tracing::Span::current().is_none() {
+            tracing::Span::none()
+        } else {
+            tracing::info_span!(
+                target: "rsrc::postgres",
+                "postgresql",
+                otel.kind = "client",
+                db.system.name = "postgresql",
+            )
+        };
         let (reset, rows) = async {
             tokio::join!(
                 self.client.batch_execute(RESET),

@@ -13,8 +13,6 @@
 //! - A failed round trip restarts the subscription; the task ends when the bus is
 //!   dropped.
 
-use tracing::Instrument as _;
-
 use crate::observe;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -136,7 +134,6 @@ pub(super) async fn keep_leases(shared: Weak<BusState>, conn: MultiplexedConnect
                     .arg(&s.id)
                     .arg(ttl_ms)
                     .invoke_async::<i64>(c)
-                    .instrument(tracing::info_span!(target: "rsrc::bus", "bus.lease"))
                     .await
                     .map(|n| n == 1);
                 match got {

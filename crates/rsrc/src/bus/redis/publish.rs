@@ -13,7 +13,6 @@
 use std::sync::Weak;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use tracing::Instrument as _;
 
 use redis::AsyncCommands as _;
 use redis::aio::MultiplexedConnection;
@@ -80,10 +79,7 @@ pub(super) async fn publish(
         for event in &batch {
             let seq = shared.seq.fetch_add(1, Ordering::AcqRel) + 1;
             let message = shared.channel.encode(&shared.id, Some(seq), event);
-            let sent: redis::RedisResult<i64> = c
-                .publish(&shared.channel.name, message)
-                .instrument(tracing::info_span!(target: "rsrc::bus", "bus.publish"))
-                .await;
+            let sent: redis::RedisResult<i64> = c.publish(&shared.channel.name, message).await;
             if sent.is_ok() {
                 metrics::counter!(crate::observe::BUS_PUBLISHED).increment(1);
             }

@@ -65,16 +65,18 @@ pub struct Refusal {
 impl Refusal {
     /// A refusal, recorded as a failed `op`.
     fn recorded(
-        op: &Operation<'_>,
+        mut op: Operation,
+        session: &Session,
         id: RequestId,
         e: &RequestError,
         version: Option<ProtocolVersion>,
     ) -> Self {
         let object = e.to_error_object(version);
-        op.record(version, Some(observe::error_type(object.code.0)));
+        op.version = version;
+        op.finish(Some(observe::error_type(object.code)));
         Refusal {
             reply: Reply::error(Some(id), object),
-            status: e.http_status(op.session.is_stateless()),
+            status: e.http_status(session.is_stateless()),
         }
     }
 
@@ -119,23 +121,59 @@ impl Drop for InflightGuard {
     }
 }
 
-/// One request being answered, for its record in
-/// `mcp_server_operation_duration_seconds`.
-struct Operation<'a> {
-    session: &'a Session,
+/// One request being answered: recorded once in `mcp_server_operation_duration_seconds`,
+/// and its span given its outcome, however it ends. One dropped before it finished (its
+/// transport went away, the shutdown grace ran out) is recorded as `aborted`.
+struct Operation {
     method: SharedString,
+    transport: Transport,
     started: Instant,
+    /// The revision it is answered in, once known.
+    version: Option<ProtocolVersion>,
+    /// Its SERVER span, once it runs.
+    span: tracing::Span,
+    done: bool,
 }
 
-impl Operation<'_> {
-    fn record(&self, version: Option<ProtocolVersion>, error: Option<&'static str>) {
+impl Operation {
+    fn new(server: &Server, session: &Session, method: &str) -> Operation {
+        Operation {
+            method: method_label(server, method),
+            transport: session.transport(),
+            started: Instant::now(),
+            version: None,
+            span: tracing::Span::none(),
+            done: false,
+        }
+    }
+
+    /// Records its end: `error` is the `error_type` of a failure, `None` for a result.
+    fn finish(&mut self, error: Option<&'static str>) {
+        self.done = true;
+        let took = self.started.elapsed();
         observe::operation(
             self.method.clone(),
-            version.map_or("", ProtocolVersion::as_str),
-            self.session.transport(),
+            self.version.map_or("", ProtocolVersion::as_str),
+            self.transport,
             error,
-            self.started.elapsed(),
+            took,
         );
+        // One line per request at debug level, in the request's span.
+        let _in = self.span.enter();
+        tracing::debug!(error = error.unwrap_or_default(), ?took, "answered");
+        if let Some(error) = error {
+            self.span.record("error.type", error);
+            self.span.record("rpc.response.status_code", error);
+            self.span.record("otel.status_code", "ERROR");
+        }
+    }
+}
+
+impl Drop for Operation {
+    fn drop(&mut self) {
+        if !self.done {
+            self.finish(Some("aborted"));
+        }
     }
 }
 
@@ -170,11 +208,7 @@ pub(in crate::server) fn run(
         carried,
     } = request;
     let call = *call;
-    let op = Operation {
-        session,
-        method: method_label(server, &method),
-        started: Instant::now(),
-    };
+    let mut op = Operation::new(server, session, &method);
     let decision = gate::decide(
         gate::place(session),
         Asked::of(call.meta()),
@@ -183,11 +217,14 @@ pub(in crate::server) fn run(
     let version = match (&call, decision) {
         (Call::Invalid { error, .. }, decision) => {
             let (e, v) = gate::bad_params(decision, error.clone());
-            return Outcome::Refused(Refusal::recorded(&op, id, &e, v));
+            return Outcome::Refused(Refusal::recorded(op, session, id, &e, v));
         }
-        (_, Decision::Refuse(e, v)) => return Outcome::Refused(Refusal::recorded(&op, id, &e, v)),
+        (_, Decision::Refuse(e, v)) => {
+            return Outcome::Refused(Refusal::recorded(op, session, id, &e, v));
+        }
         (_, Decision::Pong) => {
-            op.record(session.negotiated_version(), None);
+            op.version = session.negotiated_version();
+            op.finish(None);
             return Outcome::Answered(Reply::result(id, EmptyResult::default()));
         }
         (_, Decision::Initialize) => {
@@ -196,12 +233,17 @@ pub(in crate::server) fn run(
             };
             return match handlers::initialize(server, session, p) {
                 Ok(result) => {
-                    op.record(session.negotiated_version(), None);
+                    op.version = session.negotiated_version();
+                    op.finish(None);
                     Outcome::Answered(Reply::result(id, result))
                 }
-                Err(e) => {
-                    Outcome::Refused(Refusal::recorded(&op, id, &e, session.negotiated_version()))
-                }
+                Err(e) => Outcome::Refused(Refusal::recorded(
+                    op,
+                    session,
+                    id,
+                    &e,
+                    session.negotiated_version(),
+                )),
             };
         }
         (_, Decision::Serve(v)) => v,
@@ -254,7 +296,13 @@ pub(in crate::server) fn run(
         Call::Initialize(_) | Call::Unknown(_) | Call::Invalid { .. } => {
             // The gate refuses these before: decided above.
             let e = RequestError::Internal(format!("{method} reached no handler"));
-            Outcome::Refused(Refusal::recorded(&start.op, start.id, &e, Some(version)))
+            Outcome::Refused(Refusal::recorded(
+                start.op,
+                session,
+                start.id,
+                &e,
+                Some(version),
+            ))
         }
     }
 }
@@ -282,7 +330,7 @@ fn request_span(
         mcp.protocol.version = version.as_str(),
         mcp.session.id = Empty,
         mcp.resource.uri = Empty,
-        jsonrpc.request.id = %id,
+        jsonrpc.request.id = %observe::Capped(id),
         rpc.response.status_code = Empty,
         error.type = Empty,
         network.transport = session.transport().as_str(),
@@ -322,7 +370,7 @@ struct Start<'a> {
     id: RequestId,
     version: ProtocolVersion,
     method: &'a str,
-    op: Operation<'a>,
+    op: Operation,
     carried: Option<&'a [Option<String>; 2]>,
 }
 
@@ -352,16 +400,13 @@ impl Start<'_> {
             let e = RequestError::InvalidRequest(format!(
                 "a request with id {id} is already in flight"
             ));
-            return Outcome::Refused(Refusal::recorded(&op, id, &e, Some(version)));
+            return Outcome::Refused(Refusal::recorded(op, session, id, &e, Some(version)));
         };
         let meta = params.meta();
         let span = request_span(server, method, &id, version, session, meta, carried);
-        let ended = Ended {
-            method: op.method,
-            version: version.as_str(),
-            transport: session.transport(),
-            started: op.started,
-        };
+        let mut op = op;
+        op.version = Some(version);
+        op.span = span.clone();
         let (log_level, client_info) = gate::context(version, meta, session);
         let ctx = RequestContext::new(ContextParts {
             id: id.clone(),
@@ -381,92 +426,74 @@ impl Start<'_> {
             token: token.clone(),
         };
         let server = server.clone();
-        let work_span = span.clone();
         Outcome::Running(Box::pin(
             async move {
-            let _guard = guard;
-            let work = AssertUnwindSafe({
-                let ctx = ctx.clone();
-                let server = server.clone();
-                async move {
-                    let mut result = handler(server.clone(), ctx.clone(), params).await?;
-                    result.fit(version, server.info());
-                    // A large result whose provider reserved nothing (a cache hit, a
-                    // provider that does not account) is accounted before it is sent.
-                    let size = result.size_hint();
-                    if size >= RESERVE_FROM && !ctx.holds_reservation() {
-                        ctx.reserve(size as u64).await;
+                let _guard = guard;
+                let work = AssertUnwindSafe({
+                    let ctx = ctx.clone();
+                    let server = server.clone();
+                    async move {
+                        let mut result = handler(server.clone(), ctx.clone(), params).await?;
+                        result.fit(version, server.info());
+                        // A large result whose provider reserved nothing (a cache hit, a
+                        // provider that does not account) is accounted before it is sent.
+                        let size = result.size_hint();
+                        if size >= RESERVE_FROM && !ctx.holds_reservation() {
+                            ctx.reserve(size as u64).await;
+                        }
+                        Ok::<_, RequestError>(result)
                     }
-                    Ok::<_, RequestError>(result)
-                }
-            })
-            .catch_unwind();
-            let outcome = tokio::select! {
-                biased;
-                () = token.cancelled() => {
-                    ctx.finish();
-                    ended.record(&work_span, Some("cancelled"));
-                    return None;
-                }
-                outcome = work => outcome,
-            };
-            ctx.finish();
-            let failed = |e: &RequestError| {
-                let object = e.to_error_object(Some(version));
-                ended.record(&work_span, Some(observe::error_type(object.code.0)));
-                Reply::error(Some(id.clone()), object)
-            };
-            Some(match outcome {
-                Ok(Ok(result)) => {
-                    ended.record(&work_span, None);
-                    Reply::result(id, result).with_reservation(ctx.take_reservation())
-                }
-                Ok(Err(e)) => {
-                    if let Some(detail) = e.internal_detail() {
-                        tracing::error!(%id, error = %detail, "request failed");
+                })
+                .catch_unwind();
+                let outcome = tokio::select! {
+                    biased;
+                    () = token.cancelled() => {
+                        ctx.finish();
+                        op.finish(Some("cancelled"));
+                        return None;
                     }
-                    failed(&e)
-                }
-                Err(panic) => {
-                    let what = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| (*s).to_owned())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "a non-string panic payload".into());
-                    tracing::error!(%id, panic = %what, "a handler panicked; the server continues");
-                    failed(&RequestError::Internal(what))
-                }
-            })
-        }
+                    outcome = work => outcome,
+                };
+                ctx.finish();
+                let method = op.method.clone();
+                let mut failed = |e: &RequestError| {
+                    let object = e.to_error_object(Some(version));
+                    op.finish(Some(observe::error_type(object.code)));
+                    Reply::error(Some(id.clone()), object)
+                };
+                Some(match outcome {
+                    Ok(Ok(result)) => {
+                        op.finish(None);
+                        Reply::result(id, result).with_reservation(ctx.take_reservation())
+                    }
+                    Ok(Err(e)) => {
+                        if let Some(detail) = e.internal_detail() {
+                            tracing::error!(
+                                method = &*method,
+                                id = %observe::Capped(&id),
+                                error = %detail,
+                                "request failed"
+                            );
+                        }
+                        failed(&e)
+                    }
+                    Err(panic) => {
+                        let what = panic
+                            .downcast_ref::<&str>()
+                            .map(|s| (*s).to_owned())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_else(|| "a non-string panic payload".into());
+                        tracing::error!(
+                            method = &*method,
+                            id = %observe::Capped(&id),
+                            panic = %what,
+                            "a handler panicked; the server continues"
+                        );
+                        failed(&RequestError::Internal(what))
+                    }
+                })
+            }
             .instrument(span),
         ))
-    }
-}
-
-/// What a running request records when it ends: its operation, and its span's outcome.
-struct Ended {
-    method: SharedString,
-    version: &'static str,
-    transport: Transport,
-    started: Instant,
-}
-
-impl Ended {
-    fn record(&self, span: &tracing::Span, error: Option<&'static str>) {
-        let took = self.started.elapsed();
-        observe::operation(
-            self.method.clone(),
-            self.version,
-            self.transport,
-            error,
-            took,
-        );
-        // One line per request at debug level, in the request's span.
-        tracing::debug!(error = error.unwrap_or_default(), ?took, "answered");
-        if let Some(error) = error {
-            span.record("error.type", error);
-            span.record("rpc.response.status_code", error);
-            span.record("otel.status_code", "ERROR");
-        }
     }
 }

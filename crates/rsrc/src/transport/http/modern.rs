@@ -127,6 +127,7 @@ pub(super) async fn post(
         }
     };
     if let Err(why) = check_headers(headers, &request, version) {
+        crate::observe::http_refusal("header_mismatch");
         return error_response(
             StatusCode::BAD_REQUEST,
             Some(request.id()),

@@ -38,8 +38,7 @@ impl<S> Progress<S> {
     }
 
     fn wrote(&mut self, n: usize) {
-        metrics::counter!(crate::observe::SENT_BYTES, "network_transport" => "tcp")
-            .increment(n as u64);
+        crate::observe::sent(crate::observe::Transport::Tcp, n);
         if self.deadline.is_some() {
             self.moved += n;
             if self.moved >= MIN_PROGRESS {

@@ -81,6 +81,7 @@ fn log_limits(sh: &Endpoint) -> LogLimits {
 }
 
 fn unknown_session() -> Response {
+    crate::observe::http_refusal("session_unknown");
     rejection(
         StatusCode::NOT_FOUND,
         ErrorCode::INVALID_REQUEST,

@@ -93,7 +93,7 @@ impl HttpSession {
         let session = HttpSession::new(name, &sh.stop, log_limits(sh), sh.sessions.store.as_ref());
         session
             .engine
-            .negotiate(Negotiated {
+            .negotiated_elsewhere(Negotiated {
                 version,
                 client_info: client.client_info.map(Arc::new),
                 capabilities: Arc::new(client.capabilities),
