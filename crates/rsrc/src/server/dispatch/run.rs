@@ -163,7 +163,10 @@ impl Operation {
         tracing::debug!(error = error.unwrap_or_default(), ?took, "answered");
         if let Some(error) = error {
             self.span.record("error.type", error);
-            self.span.record("rpc.response.status_code", error);
+            if error.starts_with('-') {
+                // A JSON-RPC code (not `cancelled`, `aborted` or `_OTHER`).
+                self.span.record("rpc.response.status_code", error);
+            }
             self.span.record("otel.status_code", "ERROR");
         }
     }
