@@ -23,7 +23,7 @@ use rsrc_protocol::jsonrpc::ErrorCode;
 use super::respond::rejection;
 use super::{Endpoint, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID, auth, checks, modern};
 use crate::observe;
-use crate::server::{Prepared, Server};
+use crate::server::Server;
 
 /// Headers a request may carry at most once (repeated: 400).
 const SINGLE_HEADERS: [HeaderName; 8] = [
@@ -58,18 +58,6 @@ pub(super) fn era_of(headers: &HeaderMap) -> HeaderVersion {
         HeaderEra::Legacy => HeaderVersion::Legacy,
         HeaderEra::Unsupported => HeaderVersion::Unsupported(v.to_owned()),
     }
-}
-
-/// `request` with the W3C trace context of the HTTP request's headers
-/// (`traceparent`, `tracestate`), which its span follows when `params._meta` carries none.
-pub(super) fn traced(request: Prepared, headers: &HeaderMap) -> Prepared {
-    let text = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-    };
-    request.with_transport_trace(text("traceparent"), text("tracestate"))
 }
 
 impl Endpoint {

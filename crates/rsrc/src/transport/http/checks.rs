@@ -1,12 +1,15 @@
 //! The header checks every request passes before its body is read: `Host` and `Origin`
-//! against allowlists (DNS-rebinding defence), `Content-Type`, and `Accept`.
+//! against allowlists (DNS-rebinding defence), `Content-Type`, and `Accept`; and the
+//! trace context a request's headers carry.
 //!
 //! Invariant: these are pure functions of header values; a value that is not visible
 //! ASCII never matches anything.
 
 use std::net::{IpAddr, SocketAddr};
 
-use http::HeaderValue;
+use http::{HeaderMap, HeaderValue};
+
+use crate::server::Prepared;
 
 /// Names a request may arrive under (`Host`) or come from (`Origin`).
 #[derive(Debug, Clone)]
@@ -119,6 +122,18 @@ pub(super) fn accepts(accept: Option<&HeaderValue>, kind: &str, sub: &str) -> bo
         }
     }
     best.is_some_and(|(_, ok)| ok)
+}
+
+/// `request` with the W3C trace context of the HTTP request's headers
+/// (`traceparent`, `tracestate`), which its span follows when `params._meta` carries none.
+pub(super) fn traced(request: Prepared, headers: &HeaderMap) -> Prepared {
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    request.with_transport_trace(text("traceparent"), text("tracestate"))
 }
 
 #[cfg(test)]

@@ -111,7 +111,7 @@ pub(super) async fn post(
     version: ProtocolVersion,
 ) -> Response {
     let request = match sh.server.prepare(body) {
-        Incoming::Request(request) => super::admit::traced(request, headers),
+        Incoming::Request(request) => super::checks::traced(request, headers),
         Incoming::Malformed(reply) => return reply_response(StatusCode::BAD_REQUEST, reply),
         // A notification concerns no session here: there is nothing it could change.
         Incoming::Notification(_) => return status_only(StatusCode::ACCEPTED),

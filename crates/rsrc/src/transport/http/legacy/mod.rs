@@ -209,7 +209,7 @@ pub(super) async fn post(
     let incoming = match sh.server.prepare(body) {
         Incoming::Malformed(reply) => return reply_response(StatusCode::BAD_REQUEST, reply),
         Incoming::Request(request) if request.method() == Initialize::NAME => {
-            return initialize(sh, super::admit::traced(request, headers), owner).await;
+            return initialize(sh, super::checks::traced(request, headers), owner).await;
         }
         incoming => incoming,
     };
@@ -218,7 +218,7 @@ pub(super) async fn post(
         Err(refusal) => return refusal,
     };
     let request = match incoming {
-        Incoming::Request(request) => super::admit::traced(request, headers),
+        Incoming::Request(request) => super::checks::traced(request, headers),
         Incoming::Notification(notice) => {
             sh.server.notify(&session.engine, &notice);
             persist(sh, &session).await;
