@@ -14,6 +14,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 #[path = "common/cluster.rs"]
 mod cluster;
+mod common;
 use cluster::Cluster;
 
 fn have(program: &str) -> bool {
@@ -43,6 +44,14 @@ fn sample(exposition: &str, wanted: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// Reads `file:///a.txt` through `addr` and checks its text.
+async fn read_a(c: &Cluster, addr: SocketAddr) {
+    let res = c
+        .call(addr, "resources/read", json!({"uri": "file:///a.txt"}))
+        .await;
+    assert_eq!(res["result"]["contents"][0]["text"], "first", "{res}");
+}
+
 const READS: &str = r#"mcp_server_operation_duration_seconds_count{mcp_method_name="resources/read",mcp_protocol_version="2026-07-28",network_transport="tcp"}"#;
 
 async fn status(admin: SocketAddr, path: &str) -> u16 {
@@ -53,18 +62,13 @@ async fn status(admin: SocketAddr, path: &str) -> u16 {
 
 /// Waits until `path` (a file) holds `needle`, boundedly.
 async fn logged(path: &Path, needle: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .contains(needle)
-    {
-        assert!(
-            Instant::now() < deadline,
-            "{} never said {needle:?}",
-            path.display()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let what = format!("{} never said {needle:?}", path.display());
+    common::eventually(&what, Duration::from_secs(20), || async {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .contains(needle)
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -107,24 +111,18 @@ async fn a_draining_instance_gets_no_new_requests_while_its_requests_in_flight_c
     // SIGTERM: not ready at once; HAProxy takes the instance out.
     let draining = c.pids[0];
     c.term(draining);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while status(c.admins[0], "/readyz").await != 503 {
-        assert!(Instant::now() < deadline, "still ready after SIGTERM");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    common::eventually(
+        "still ready after SIGTERM",
+        Duration::from_secs(5),
+        || async { status(c.admins[0], "/readyz").await == 503 },
+    )
+    .await;
     logged(&c.state.join("haproxy.log"), "rsrc1 is DOWN").await;
 
     // New requests through the balancer all succeed, and none reaches the draining one.
     let before = sample(&c.scrape(c.admins[0]).await, READS);
     for _ in 0..30 {
-        let res = c
-            .call(
-                c.balancer,
-                "resources/read",
-                json!({"uri": "file:///a.txt"}),
-            )
-            .await;
-        assert_eq!(res["result"]["contents"][0]["text"], "first", "{res}");
+        read_a(&c, c.balancer).await;
     }
     let after = sample(&c.scrape(c.admins[0]).await, READS);
     assert_eq!(before, after, "the draining instance was sent new requests");
@@ -147,14 +145,12 @@ async fn a_draining_instance_gets_no_new_requests_while_its_requests_in_flight_c
     );
     assert!(received.len() > big.len(), "{} bytes", received.len());
     // Then it exits.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::path::Path::new(&format!("/proc/{draining}")).exists() {
-        assert!(
-            Instant::now() < deadline,
-            "the drained instance does not exit"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    common::eventually(
+        "the drained instance does not exit",
+        Duration::from_secs(30),
+        || async { !Path::new(&format!("/proc/{draining}")).exists() },
+    )
+    .await;
 }
 
 /// A Prometheus server on loopback scraping `targets` every second.
@@ -195,11 +191,12 @@ impl Prometheus {
             .kill_on_drop(true)
             .spawn()
             .expect("prometheus starts");
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while status(api, "/-/ready").await != 200 {
-            assert!(Instant::now() < deadline, "prometheus is not ready");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        common::eventually(
+            "prometheus is not ready",
+            Duration::from_secs(60),
+            || async { status(api, "/-/ready").await == 200 },
+        )
+        .await;
         Prometheus {
             child,
             api,
@@ -232,16 +229,13 @@ impl Prometheus {
     }
 
     /// Queries until every series of the result passes `ok` (and there is one), boundedly.
-    async fn until(&self, promql: &str, ok: impl Fn(&[(Value, f64)]) -> bool) -> Vec<(Value, f64)> {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
+    async fn until(&self, promql: &str, ok: impl Fn(&[(Value, f64)]) -> bool) {
+        let what = format!("{promql} never held");
+        common::eventually(&what, Duration::from_secs(60), || async {
             let got = self.query(promql).await;
-            if !got.is_empty() && ok(&got) {
-                return got;
-            }
-            assert!(Instant::now() < deadline, "{promql} never held: {got:?}");
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
+            !got.is_empty() && ok(&got)
+        })
+        .await;
     }
 }
 
@@ -263,14 +257,7 @@ async fn prometheus_scraping_two_instances_under_load_sees_rates_latency_and_cac
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             for _ in 0..19 {
-                let res = c
-                    .call(
-                        c.balancer,
-                        "resources/read",
-                        json!({"uri": "file:///a.txt"}),
-                    )
-                    .await;
-                assert_eq!(res["result"]["contents"][0]["text"], "first");
+                read_a(&c, c.balancer).await;
                 reads += 1;
             }
             let res = c.call(c.balancer, "resources/list", json!({})).await;

@@ -29,18 +29,15 @@ async fn get(admin: SocketAddr, path: &str) -> (u16, String) {
     (status, res.text().await.unwrap())
 }
 
-/// Waits until `/readyz` says ready (the watchers are armed), boundedly.
+/// Waits until `/readyz` says ready (the watchers are armed), boundedly; its body.
 async fn ready(admin: SocketAddr) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let (status, body) = get(admin, "/readyz").await;
-        if status == 200 {
-            return serde_json::from_str(&body).unwrap();
-        }
-        assert_eq!(status, 503, "{body}");
-        assert!(Instant::now() < deadline, "never ready: {body}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    common::eventually("never ready", Duration::from_secs(30), || async {
+        let (status, text) = get(admin, "/readyz").await;
+        assert!(status == 200 || status == 503, "{status}: {text}");
+        status == 200
+    })
+    .await;
+    serde_json::from_str(&get(admin, "/readyz").await.1).unwrap()
 }
 
 async fn read(addr: SocketAddr, uri: &str) -> Value {
@@ -215,19 +212,14 @@ async fn sigterm_makes_it_unready_at_once_while_it_still_serves_then_it_exits() 
     ready(admin).await;
     common::signal_term(&child);
     let signalled = Instant::now();
-    loop {
-        let (status, body) = get(admin, "/readyz").await;
-        if status == 503 {
-            let body: Value = serde_json::from_str(&body).unwrap();
-            assert_eq!(body["draining"], true);
-            break;
-        }
-        assert!(
-            signalled.elapsed() < Duration::from_secs(3),
-            "still ready after SIGTERM"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    common::eventually(
+        "still ready after SIGTERM",
+        Duration::from_secs(3),
+        || async { get(admin, "/readyz").await.0 == 503 },
+    )
+    .await;
+    let body: Value = serde_json::from_str(&get(admin, "/readyz").await.1).unwrap();
+    assert_eq!(body["draining"], true);
     // Draining: requests are still served, and the metrics say so.
     let res = read(addr, "file:///f0.txt").await;
     assert_eq!(res["result"]["contents"][0]["text"], "file 0");

@@ -130,6 +130,35 @@ async fn the_three(rx: &mut mpsc::UnboundedReceiver<Got>) -> (Got, Got, Got, Vec
     }
 }
 
+/// Runs `rsrc read ARGS` with `env`, checks it succeeded, and gives its output.
+async fn rsrc_read(args: &[&str], env: &[(&str, &str)]) -> String {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_rsrc"))
+        .arg("read")
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The arguments of `rsrc read db://shop/books/1` over stdio, from `rsrc serve` of `db`.
+fn read_over_stdio(db: &Path) -> [String; 5] {
+    let bin = env!("CARGO_BIN_EXE_rsrc");
+    [
+        "db://shop/books/1".into(),
+        "--".into(),
+        bin.into(),
+        "serve".into(),
+        format!("sqlite:{}", db.display()),
+    ]
+}
+
 /// Whether `child` lies under `ancestor` in the spans received.
 fn descends(all: &[Got], child: &Got, ancestor: &Got) -> bool {
     let mut at = child.clone();
@@ -184,21 +213,18 @@ async fn a_read_over_stdio_is_one_trace_from_the_cli_to_sqlite() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("shop.db");
     create_db(&db);
-    let bin = env!("CARGO_BIN_EXE_rsrc");
-    let out = tokio::process::Command::new(bin)
-        .args(["read", "db://shop/books/1", "--", bin, "serve"])
-        .arg(format!("sqlite:{}", db.display()))
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{collector}"))
-        .env("OTEL_SERVICE_NAME", "rsrc-test")
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("Dune"));
+    let args = read_over_stdio(&db);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let endpoint = format!("http://{collector}");
+    let out = rsrc_read(
+        &args,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+            ("OTEL_SERVICE_NAME", "rsrc-test"),
+        ],
+    )
+    .await;
+    assert!(out.contains("Dune"));
     let (client, server, sqlite, all) = the_three(&mut spans).await;
     check_trace(&client, &server, &sqlite, &all, "pipe");
 }
@@ -215,17 +241,11 @@ async fn a_read_over_http_is_one_trace_from_the_cli_to_sqlite() {
         &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)],
     )
     .await;
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_rsrc"))
-        .args(["read", &format!("http://{addr}/mcp"), "db://shop/books/1"])
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    rsrc_read(
+        &[&format!("http://{addr}/mcp"), "db://shop/books/1"],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)],
+    )
+    .await;
     // The server flushes its spans as it stops.
     common::terminate(&mut server).await;
     let (client, server_span, sqlite, all) = the_three(&mut spans).await;
@@ -242,21 +262,12 @@ async fn an_unreachable_collector_fails_no_request() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("shop.db");
     create_db(&db);
-    let bin = env!("CARGO_BIN_EXE_rsrc");
+    let args = read_over_stdio(&db);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let endpoint = format!("http://{closed}");
     for _ in 0..3 {
-        let out = tokio::process::Command::new(bin)
-            .args(["read", "db://shop/books/1", "--", bin, "serve"])
-            .arg(format!("sqlite:{}", db.display()))
-            .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{closed}"))
-            .output()
-            .await
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(String::from_utf8_lossy(&out.stdout).contains("Dune"));
+        let out = rsrc_read(&args, &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)]).await;
+        assert!(out.contains("Dune"));
     }
 }
 

@@ -85,6 +85,21 @@ pub async fn serve_logging(
     (child, found.into_iter().map(Option::unwrap).collect())
 }
 
+/// Waits until `check` holds, asking again after a short pause (the state it looks at is
+/// another process's: a log line, an HTTP answer, an exit, with no signal to await);
+/// fails naming `what` after `bound`.
+pub async fn eventually<F, Fut>(what: &str, bound: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = std::time::Instant::now() + bound;
+    while !check().await {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// Sends SIGTERM to `child`.
 pub fn signal_term(child: &Child) {
     let pid = child.id().expect("running").to_string();
