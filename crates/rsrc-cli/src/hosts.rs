@@ -378,6 +378,12 @@ mod tests {
         (dir, root)
     }
 
+    /// The arguments of the `rsrc` entry of a snippet, under `servers` (the host's key).
+    fn args_of(snippet: &str, servers: &str) -> Vec<String> {
+        let parsed: Value = serde_json::from_str(snippet).unwrap();
+        serde_json::from_value(parsed[servers]["rsrc"]["args"].clone()).unwrap()
+    }
+
     /// The `-v` values of a `docker run` argument list, and what follows the image.
     fn mounts_and_serve(args: &[String]) -> (Vec<String>, Vec<String>) {
         let mut mounts = Vec::new();
@@ -440,9 +446,7 @@ mod tests {
             &format!("team=skills:{root}/docs"),
         ])
         .unwrap();
-        let parsed: Value = serde_json::from_str(&snippet).unwrap();
-        let args: Vec<String> =
-            serde_json::from_value(parsed["mcpServers"]["rsrc"]["args"].clone()).unwrap();
+        let args = args_of(&snippet, "mcpServers");
         let (mounts, serve) = mounts_and_serve(&args);
         assert_eq!(
             mounts,
@@ -484,9 +488,7 @@ mod tests {
             &format!("sales=sqlite:{root}/db/shop.db"),
         ])
         .unwrap();
-        let parsed: Value = serde_json::from_str(&snippet).unwrap();
-        let args: Vec<String> =
-            serde_json::from_value(parsed["mcpServers"]["rsrc"]["args"].clone()).unwrap();
+        let args = args_of(&snippet, "mcpServers");
         let (mounts, serve) = mounts_and_serve(&args);
         assert_eq!(mounts, [format!("{root}/db:/data/db:ro")]);
         assert_eq!(
@@ -511,9 +513,7 @@ mod tests {
             &format!("crm={url}"),
         ])
         .unwrap();
-        let parsed: Value = serde_json::from_str(&snippet).unwrap();
-        let args: Vec<String> =
-            serde_json::from_value(parsed["servers"]["rsrc"]["args"].clone()).unwrap();
+        let args = args_of(&snippet, "servers");
         let (_, serve) = mounts_and_serve(&args);
         assert_eq!(serve[2..], ["/data/docs".to_owned(), format!("crm={url}")]);
         assert!(!args.contains(&"--network".to_owned()), "{args:?}");

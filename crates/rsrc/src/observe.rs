@@ -305,10 +305,8 @@ pub fn describe() {
             }
         }
     }
-    for cache in ["read", "listing"] {
-        for outcome in ["hit", "miss", "join"] {
-            metrics::counter!(CACHE_LOOKUPS, "cache" => cache, "outcome" => outcome).absolute(0);
-        }
+    for &(cache, outcome) in CACHE_LOOKUP_SERIES {
+        metrics::counter!(CACHE_LOOKUPS, "cache" => cache, "outcome" => outcome).absolute(0);
     }
     for kind in ["resource_updated", "list_changed"] {
         for outcome in ["sent", "coalesced", "dropped"] {
@@ -531,7 +529,7 @@ impl<T: std::fmt::Display> std::fmt::Display for Capped<T> {
 /// for a lookup in flight that loaded it). Its labels are literals, so counting builds no
 /// key.
 pub fn cache_lookup(cache: &'static str, outcome: &'static str) {
-    macro_rules! count {
+    macro_rules! series {
         ($($cache:literal, $outcome:literal);*) => {
             match (cache, outcome) {
                 $(($cache, $outcome) => {
@@ -542,8 +540,24 @@ pub fn cache_lookup(cache: &'static str, outcome: &'static str) {
             }
         };
     }
-    count!("read", "hit"; "read", "miss"; "read", "join"; "listing", "hit"; "listing", "miss");
+    cache_lookup_series!(series);
 }
+
+/// The series of `rsrc_cache_lookups_total`, written once: `macro!(cache, outcome; …)`.
+macro_rules! cache_lookup_series {
+    ($then:ident) => {
+        $then!("read", "hit"; "read", "miss"; "read", "join"; "listing", "hit"; "listing", "miss")
+    };
+}
+use cache_lookup_series;
+
+/// Every series of `rsrc_cache_lookups_total`, for their registration at zero.
+const CACHE_LOOKUP_SERIES: &[(&str, &str)] = {
+    macro_rules! pairs {
+        ($($cache:literal, $outcome:literal);*) => { &[$(($cache, $outcome)),*] };
+    }
+    cache_lookup_series!(pairs)
+};
 
 /// Counts one entry of `cache` evicted: for room (`size`), its time to live
 /// (`expired`), or a change of what it holds (`changed`).

@@ -46,8 +46,6 @@ impl Health {
     /// A shutdown signal came: `/readyz` says 503 from now on.
     pub(super) fn drain(&self) {
         self.draining.store(true, Ordering::Release);
-        metrics::gauge!(observe::DRAINING).set(1.0);
-        metrics::gauge!(observe::READY).set(0.0);
     }
 
     fn is_draining(&self) -> bool {
