@@ -19,9 +19,10 @@ use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
 use opentelemetry_otlp::{WithExportConfig as _, WithHttpConfig as _};
 use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
 use opentelemetry_sdk::trace::{
-    BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider,
+    BatchConfigBuilder, BatchSpanProcessor, IdGenerator, RandomIdGenerator, Sampler,
+    SdkTracerProvider,
 };
-use rsrc::observe::TraceCarrier;
+use rsrc::observe::{RequestTracing, TraceCarrier};
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 use tracing_subscriber::Layer as _;
 use tracing_subscriber::layer::SubscriberExt as _;
@@ -165,6 +166,7 @@ impl TraceSettings {
         Ok(SdkTracerProvider::builder()
             .with_span_processor(batch)
             .with_sampler(self.sampler()?)
+            .with_id_generator(Handed)
             .with_resource(resource.build())
             .build())
     }
@@ -174,12 +176,15 @@ impl TraceSettings {
 /// (bounded by the export timeout).
 pub(crate) struct Telemetry {
     provider: Option<SdkTracerProvider>,
+    sampler: Option<Sampler>,
 }
 
 impl Telemetry {
-    /// Whether spans are exported.
-    pub(crate) fn tracing(&self) -> bool {
-        self.provider.is_some()
+    /// How the server samples and parents its requests' spans.
+    pub(crate) fn request_tracing(&self) -> RequestTracer {
+        RequestTracer {
+            sampler: self.sampler.clone(),
+        }
     }
 }
 
@@ -228,24 +233,55 @@ pub(crate) fn init(
             .boxed(),
     };
     let provider = traces.map(TraceSettings::provider).transpose()?;
-    let otel = provider.as_ref().map(|provider| {
-        // The engine's spans (requests, providers, the cache, the bus, SQLite,
-        // PostgreSQL, the client), whatever the log level.
-        let targets = tracing_subscriber::filter::Targets::new()
-            .with_target("rsrc", tracing::Level::INFO)
-            .with_target("rsrc_providers", tracing::Level::INFO)
-            .with_target("rsrc_cli", tracing::Level::INFO);
-        tracing_opentelemetry::layer()
-            .with_tracer(provider.tracer("rsrc"))
-            .with_filter(targets)
-    });
+    let sampler = traces.map(TraceSettings::sampler).transpose()?;
+    let otel = provider.as_ref().map(exporting_layer);
     tracing_subscriber::registry()
         .with(fmt)
         .with(otel)
         .try_init()
         .map_err(|e| format!("cannot install logging: {e}"))?;
     EXPORTING.store(provider.is_some(), std::sync::atomic::Ordering::Release);
-    Ok(Telemetry { provider })
+    Ok(Telemetry { provider, sampler })
+}
+
+/// The layer that exports the engine's spans (requests, providers, the cache, the bus,
+/// SQLite, PostgreSQL, the client) through `provider`, whatever the log level: an
+/// unsampled request's not at all, and a span that only continues a trace (the cache, a
+/// provider call, a statement) only inside one that is exported. Neither the thread nor
+/// the time a span spent idle is recorded: per span, they cost more than they tell.
+fn exporting_layer<S>(provider: &SdkTracerProvider) -> impl tracing_subscriber::Layer<S>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    use tracing::subscriber::Interest;
+    use tracing_subscriber::filter::{DynFilterFn, FilterExt as _, LevelFilter, Targets};
+    let targets = Targets::new()
+        .with_target("rsrc", LevelFilter::INFO)
+        .with_target("rsrc_providers", LevelFilter::INFO)
+        .with_target("rsrc_cli", LevelFilter::INFO)
+        .with_target(rsrc::observe::UNSAMPLED_TARGET, LevelFilter::OFF);
+    let continued =
+        DynFilterFn::new(|meta, cx| starts_trace(meta.target()) || cx.lookup_current().is_some())
+            .with_callsite_filter(|meta| {
+                if starts_trace(meta.target()) {
+                    Interest::always()
+                } else {
+                    Interest::sometimes()
+                }
+            });
+    tracing_opentelemetry::layer()
+        .with_tracer(provider.tracer("rsrc"))
+        .with_threads(false)
+        .with_tracked_inactivity(false)
+        .with_filter(targets.and(continued))
+}
+
+/// Whether a span of `target` may start a trace: a request's, a client's (`rsrc ui`),
+/// the command's. Any other is exported only inside an exported span.
+fn starts_trace(target: &str) -> bool {
+    target == rsrc::observe::REQUEST_TARGET
+        || target == rsrc::observe::CLIENT_TARGET
+        || target == "rsrc_cli"
 }
 
 /// The trace context `carrier` holds, read by the W3C propagators.
@@ -266,23 +302,97 @@ impl Extractor for Carried<'_> {
     }
 }
 
-/// The server's hook ([`rsrc::server::ServerBuilder::trace_parent`]): makes a request's
-/// span a child of the trace its client carried in, and records the trace id for the
-/// log lines. Without OpenTelemetry, only a well-formed `traceparent`'s trace id is
-/// recorded.
-pub(crate) fn parent_of(span: &tracing::Span, carrier: TraceCarrier<'_>, exporting: bool) {
-    if exporting {
+/// The server's [`RequestTracing`]: decides whether a request is sampled with the
+/// configured sampler, before its span exists, and makes the span a child of the trace
+/// its client carried. Without OpenTelemetry, every request is "sampled" (nothing
+/// exports it) and only a well-formed `traceparent`'s trace id is recorded, for the logs.
+#[derive(Debug, Clone)]
+pub(crate) struct RequestTracer {
+    /// The configured sampler, when traces are exported.
+    sampler: Option<Sampler>,
+}
+
+impl RequestTracer {
+    /// The carried context, as the W3C propagators read it.
+    fn extract(carrier: TraceCarrier<'_>) -> opentelemetry::Context {
         let cx = TraceContextPropagator::new().extract(&Carried(carrier));
-        let cx = BaggagePropagator::new().extract_with_context(&cx, &Carried(carrier));
-        if cx.span().span_context().is_valid() {
-            let _ = span.set_parent(cx);
+        BaggagePropagator::new().extract_with_context(&cx, &Carried(carrier))
+    }
+}
+
+impl RequestTracing for RequestTracer {
+    fn sampled(&self, carrier: TraceCarrier<'_>) -> bool {
+        use opentelemetry::trace::SpanKind;
+        use opentelemetry_sdk::trace::SamplingDecision;
+        use opentelemetry_sdk::trace::ShouldSample as _;
+        let Some(sampler) = &self.sampler else {
+            return true;
+        };
+        let cx = Self::extract(carrier);
+        let parent = cx.span().span_context().clone();
+        // The SDK decides again when it builds the span, from the same parent and trace
+        // id: a new trace's id is drawn here and handed to it (`Handed`), so that a ratio
+        // sampler gives the same answer both times.
+        let trace_id = if parent.is_valid() {
+            parent.trace_id()
+        } else {
+            RandomIdGenerator::default().new_trace_id()
+        };
+        let decision = sampler
+            .should_sample(
+                Some(&cx),
+                trace_id,
+                "mcp.request",
+                &SpanKind::Server,
+                &[],
+                &[],
+            )
+            .decision;
+        let sampled = decision != SamplingDecision::Drop;
+        if sampled && !parent.is_valid() {
+            HANDED.set(Some(trace_id));
         }
-        let id = span.context().span().span_context().trace_id();
-        if id != opentelemetry::TraceId::INVALID {
-            span.record("trace_id", tracing::field::display(id));
+        sampled
+    }
+
+    fn adopt(&self, span: &tracing::Span, carrier: TraceCarrier<'_>, sampled: bool) {
+        if self.sampler.is_some() && sampled {
+            let cx = Self::extract(carrier);
+            if cx.span().span_context().is_valid() {
+                let _ = span.set_parent(cx);
+            }
+            // Builds the span now, on this thread, with the trace id handed over.
+            let id = span.context().span().span_context().trace_id();
+            HANDED.take();
+            if id != opentelemetry::TraceId::INVALID {
+                span.record("trace_id", tracing::field::display(id));
+            }
+        } else if let Some(id) = carrier.traceparent.and_then(trace_id_of) {
+            span.record("trace_id", id);
         }
-    } else if let Some(id) = carrier.traceparent.and_then(trace_id_of) {
-        span.record("trace_id", id);
+    }
+}
+
+thread_local! {
+    /// The trace id [`RequestTracer::sampled`] drew for a new trace it sampled, until the
+    /// SDK builds that request's span (in [`RequestTracer::adopt`], on the same thread).
+    static HANDED: std::cell::Cell<Option<opentelemetry::TraceId>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// The SDK's ids: random, except a new trace's id [`RequestTracer::sampled`] handed over.
+#[derive(Debug)]
+struct Handed;
+
+impl IdGenerator for Handed {
+    fn new_trace_id(&self) -> opentelemetry::TraceId {
+        HANDED
+            .take()
+            .unwrap_or_else(|| RandomIdGenerator::default().new_trace_id())
+    }
+
+    fn new_span_id(&self) -> opentelemetry::SpanId {
+        RandomIdGenerator::default().new_span_id()
     }
 }
 
@@ -424,6 +534,78 @@ mod tests {
         )
         .unwrap();
         assert_eq!(disabled, None);
+    }
+
+    /// For each of many requests, half with a sampled parent: what `sampled` decided
+    /// before the span existed is what the SDK decides when it builds the span (the same
+    /// trace id, handed over), and the spans under it are built only when it is sampled.
+    #[test]
+    fn the_sampling_decided_before_the_span_is_the_sdks_and_rules_the_spans_under_it() {
+        use opentelemetry::trace::TraceContextExt as _;
+        use rsrc::observe::{REQUEST_TARGET, UNSAMPLED_TARGET};
+        for name in ["traceidratio", "parentbased_traceidratio"] {
+            let settings = TraceSettings {
+                endpoint: String::new(),
+                service_name: None,
+                sampler: name.to_owned(),
+                sampler_arg: Some(0.5),
+            };
+            let sampler = settings.sampler().unwrap();
+            let provider = SdkTracerProvider::builder()
+                .with_sampler(sampler.clone())
+                .with_id_generator(Handed)
+                .build();
+            let tracer = RequestTracer {
+                sampler: Some(sampler),
+            };
+            let subscriber = tracing_subscriber::registry().with(exporting_layer(&provider));
+            let (mut kept, mut dropped) = (0, 0);
+            tracing::subscriber::with_default(subscriber, || {
+                for i in 0..200 {
+                    let ids = RandomIdGenerator::default();
+                    let parent = format!("00-{}-{}-01", ids.new_trace_id(), ids.new_span_id());
+                    let carrier = TraceCarrier {
+                        traceparent: (i % 2 == 1).then_some(parent.as_str()),
+                        ..TraceCarrier::default()
+                    };
+                    let sampled = tracer.sampled(carrier);
+                    let span = if sampled {
+                        tracing::info_span!(target: REQUEST_TARGET, "mcp.request", trace_id = tracing::field::Empty)
+                    } else {
+                        tracing::info_span!(target: UNSAMPLED_TARGET, "mcp.request", trace_id = tracing::field::Empty)
+                    };
+                    tracer.adopt(&span, carrier, sampled);
+                    assert_eq!(HANDED.take(), None, "a handed trace id was not taken");
+                    let child =
+                        span.in_scope(|| tracing::info_span!(target: "rsrc::cache", "cache"));
+                    if sampled {
+                        kept += 1;
+                        let cx = span.context();
+                        assert!(
+                            cx.span().span_context().is_sampled(),
+                            "{name}: the SDK dropped a sampled request"
+                        );
+                        let child = child.context();
+                        assert!(child.span().span_context().is_sampled());
+                        assert_eq!(
+                            child.span().span_context().trace_id(),
+                            cx.span().span_context().trace_id()
+                        );
+                    } else {
+                        dropped += 1;
+                        assert!(span.is_disabled(), "an unsampled request's span is made");
+                        assert!(
+                            !child.context().has_active_span(),
+                            "a span under an unsampled request is built"
+                        );
+                    }
+                }
+            });
+            assert!(
+                kept > 0 && dropped > 0,
+                "{name}: {kept} kept, {dropped} dropped"
+            );
+        }
     }
 
     #[test]

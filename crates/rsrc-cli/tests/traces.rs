@@ -2,7 +2,8 @@
 //! `opentelemetry-proto`) gets, for one `rsrc read` of a SQLite row, one trace holding
 //! the CLI's client span, the server's SERVER span with the MCP conventions' attributes,
 //! and the SQLite statement's span, all under the trace id the CLI started; over stdio
-//! and over HTTP. An unreachable collector fails nothing.
+//! and over HTTP. A request the server's sampler drops exports no span at all, neither
+//! its own nor any under it. An unreachable collector fails nothing.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -11,6 +12,7 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
@@ -19,9 +21,10 @@ use tokio::sync::mpsc;
 
 mod common;
 
-/// A span as received: its name, kind, ids and string attributes.
+/// A span as received: its service, name, kind, ids and string attributes.
 #[derive(Debug, Clone)]
 struct Got {
+    service: String,
     name: String,
     kind: i32,
     trace: Vec<u8>,
@@ -30,29 +33,33 @@ struct Got {
     attributes: BTreeMap<String, String>,
 }
 
-impl From<&Span> for Got {
-    fn from(s: &Span) -> Got {
-        let attributes = s
-            .attributes
-            .iter()
-            .filter_map(|kv| {
-                let value = match kv.value.as_ref()?.value.as_ref()? {
-                    AnyValue::StringValue(v) => v.clone(),
-                    AnyValue::IntValue(v) => v.to_string(),
-                    AnyValue::BoolValue(v) => v.to_string(),
-                    AnyValue::DoubleValue(v) => v.to_string(),
-                    _ => return None,
-                };
-                Some((kv.key.clone(), value))
-            })
-            .collect();
+/// The attributes whose values are strings, numbers or booleans, as strings.
+fn strings(attributes: &[KeyValue]) -> BTreeMap<String, String> {
+    attributes
+        .iter()
+        .filter_map(|kv| {
+            let value = match kv.value.as_ref()?.value.as_ref()? {
+                AnyValue::StringValue(v) => v.clone(),
+                AnyValue::IntValue(v) => v.to_string(),
+                AnyValue::BoolValue(v) => v.to_string(),
+                AnyValue::DoubleValue(v) => v.to_string(),
+                _ => return None,
+            };
+            Some((kv.key.clone(), value))
+        })
+        .collect()
+}
+
+impl Got {
+    fn new(service: &str, s: &Span) -> Got {
         Got {
+            service: service.to_owned(),
             name: s.name.clone(),
             kind: s.kind,
             trace: s.trace_id.clone(),
             id: s.span_id.clone(),
             parent: s.parent_span_id.clone(),
-            attributes,
+            attributes: strings(&s.attributes),
         }
     }
 }
@@ -68,9 +75,15 @@ async fn receiver() -> (SocketAddr, mpsc::UnboundedReceiver<Got>) {
             async move {
                 let request = ExportTraceServiceRequest::decode(body).expect("OTLP protobuf");
                 for resource in &request.resource_spans {
+                    let service = resource
+                        .resource
+                        .as_ref()
+                        .map(|r| strings(&r.attributes))
+                        .and_then(|mut a| a.remove("service.name"))
+                        .unwrap_or_default();
                     for scope in &resource.scope_spans {
                         for span in &scope.spans {
-                            let _ = tx.send(Got::from(span));
+                            let _ = tx.send(Got::new(&service, span));
                         }
                     }
                 }
@@ -250,6 +263,49 @@ async fn a_read_over_http_is_one_trace_from_the_cli_to_sqlite() {
     common::terminate(&mut server).await;
     let (client, server_span, sqlite, all) = the_three(&mut spans).await;
     check_trace(&client, &server_span, &sqlite, &all, "tcp");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_the_server_does_not_sample_exports_no_span_of_its_own_or_below() {
+    let (collector, mut spans) = receiver().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("shop.db");
+    create_db(&db);
+    let endpoint = format!("http://{collector}");
+    // A ratio of 0, not parent-based: the client's sampled trace does not sway it.
+    let (mut server, addr) = common::serve_http_env(
+        &[&format!("sqlite:{}", db.display()), "--drain-delay", "0s"],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+            ("OTEL_SERVICE_NAME", "server"),
+            ("OTEL_TRACES_SAMPLER", "traceidratio"),
+            ("OTEL_TRACES_SAMPLER_ARG", "0"),
+        ],
+    )
+    .await;
+    let out = rsrc_read(
+        &[&format!("http://{addr}/mcp"), "db://shop/books/1"],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)],
+    )
+    .await;
+    assert!(out.contains("Dune"));
+    // Both processes have ended, and exported what they would before ending: whatever
+    // they posted is in the channel.
+    common::terminate(&mut server).await;
+    let mut all = Vec::new();
+    while let Ok(span) = spans.try_recv() {
+        all.push(span);
+    }
+    assert!(
+        all.iter()
+            .any(|s| s.service == "rsrc" && s.kind == SpanKind::Client as i32),
+        "the CLI, sampling, exports its spans: {all:#?}"
+    );
+    let server_side: Vec<&Got> = all.iter().filter(|s| s.service != "rsrc").collect();
+    assert!(
+        server_side.is_empty(),
+        "the server exported spans of requests it did not sample: {server_side:#?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

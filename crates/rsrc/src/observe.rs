@@ -573,11 +573,22 @@ pub(crate) fn http_refusal(reason: &'static str) {
     metrics::counter!(HTTP_REFUSALS, "reason" => reason).increment(1);
 }
 
+/// The target of a request's SERVER span when its trace is sampled.
+pub const REQUEST_TARGET: &str = "rsrc::request";
+/// The target of the client's CLIENT span for each request.
+pub const CLIENT_TARGET: &str = "rsrc::client";
+/// The target of a request's span when its trace is not sampled
+/// ([`RequestTracing::sampled`] said no): the span is still there for logs, with the
+/// same fields, and a tracing layer that exports spans leaves it (and whatever opens
+/// under it) alone.
+pub const UNSAMPLED_TARGET: &str = "rsrc::request::unsampled";
+
 /// The trace context a request carries (SEP-414: `traceparent`, `tracestate` and
 /// `baggage` in `params._meta`, unprefixed; over HTTP the `traceparent` and `tracestate`
-/// headers when `_meta` has none). The engine only passes these on, to the hook an
-/// application set with [`ServerBuilder::trace_parent`](crate::server::ServerBuilder::trace_parent);
-/// it believes nothing in them.
+/// headers when `_meta` has none). The engine only passes these on, to the
+/// [`RequestTracing`] an application set with
+/// [`ServerBuilder::request_tracing`](crate::server::ServerBuilder::request_tracing); it
+/// believes nothing in them.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TraceCarrier<'a> {
     /// The W3C `traceparent`.
@@ -595,6 +606,20 @@ impl TraceCarrier<'_> {
     }
 }
 
-/// The hook that makes a request's span a child of the trace its client started (see
-/// [`TraceCarrier`]).
-pub type TraceParentHook = std::sync::Arc<dyn Fn(&tracing::Span, TraceCarrier<'_>) + Send + Sync>;
+/// An application's part in tracing requests. For each request that runs, the engine
+/// asks [`sampled`](Self::sampled) before its span exists, makes the span (target
+/// [`REQUEST_TARGET`], or [`UNSAMPLED_TARGET`] when not sampled; disabled when no
+/// subscriber wants it), and then hands it to [`adopt`](Self::adopt), on the same thread.
+///
+/// Deciding first is what makes an unsampled request cheap: a layer exporting spans
+/// filters out [`UNSAMPLED_TARGET`] statically, and the engine's other spans (the cache,
+/// the provider call, statements) when no span it keeps is open around them, so it never
+/// builds them.
+pub trait RequestTracing: Send + Sync {
+    /// Whether the request's trace is sampled, given the context its client carried.
+    fn sampled(&self, carrier: TraceCarrier<'_>) -> bool;
+    /// Makes `span` a child of the trace the client carried (with `tracing-opentelemetry`,
+    /// `OpenTelemetrySpanExt::set_parent`) and records its `trace_id` field; `sampled` is
+    /// what [`sampled`](Self::sampled) answered.
+    fn adopt(&self, span: &tracing::Span, carrier: TraceCarrier<'_>, sampled: bool);
+}

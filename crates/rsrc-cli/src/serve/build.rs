@@ -145,7 +145,7 @@ fn own_files(config: &Config) -> Vec<PathBuf> {
 pub(super) fn build(
     config: &Config,
     runtime: &tokio::runtime::Runtime,
-    exporting_traces: bool,
+    tracing: crate::telemetry::RequestTracer,
 ) -> Result<Server, Box<dyn std::error::Error>> {
     let server_config = ServerConfig {
         page_size: config.page_size as usize,
@@ -155,9 +155,7 @@ pub(super) fn build(
     let mut builder = Server::builder("rsrc", env!("CARGO_PKG_VERSION"))
         .instructions(INSTRUCTIONS)
         .config(server_config)
-        .trace_parent(move |span, carrier| {
-            crate::telemetry::parent_of(span, carrier, exporting_traces);
-        });
+        .request_tracing(tracing);
     let cluster = &config.cluster;
     let open = config.allow_open_secrets;
     if let Some(path) = &cluster.cursor_key_file {

@@ -70,7 +70,7 @@ pub(crate) fn run(
         None => None,
     };
     let runtime = serving_runtime(&config)?;
-    let server = build(&config, &runtime, telemetry.tracing())?;
+    let server = build(&config, &runtime, telemetry.request_tracing())?;
     let health = Arc::new(admin::Health::default());
     if let (Some(Listen(addr)), Some(metrics)) = (config.admin.listen, metrics) {
         let listener = runtime.block_on(admin::bind(addr, config.http.allow_remote))?;

@@ -339,7 +339,7 @@ impl Client {
     pub async fn request<M: Method>(&self, params: &M::Params) -> Result<M::Result, ClientError> {
         use tracing::Instrument as _;
         let span = tracing::info_span!(
-            target: "rsrc::client",
+            target: crate::observe::CLIENT_TARGET,
             "mcp.request",
             otel.name = M::NAME,
             otel.kind = "client",

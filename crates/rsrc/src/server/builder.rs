@@ -173,17 +173,16 @@ impl ServerBuilder {
         self
     }
 
-    /// Makes each request's span (`mcp.request`, target `rsrc::request`) a child of the
-    /// trace its client started: `hook` gets the span and the trace context the request
-    /// carried ([`TraceCarrier`](crate::observe::TraceCarrier)), and sets the span's
-    /// parent (with `tracing-opentelemetry`, `OpenTelemetrySpanExt::set_parent`). It runs
-    /// only when the span is enabled.
+    /// Traces requests with `tracing`: decides whether each request is sampled before
+    /// its span (`mcp.request`) exists, and makes the span a child of the trace its client
+    /// started (see [`RequestTracing`](crate::observe::RequestTracing)). Without it, every
+    /// request's span has target `rsrc::request` and no parent.
     #[must_use]
-    pub fn trace_parent(
+    pub fn request_tracing(
         mut self,
-        hook: impl Fn(&tracing::Span, crate::observe::TraceCarrier<'_>) + Send + Sync + 'static,
+        tracing: impl crate::observe::RequestTracing + 'static,
     ) -> Self {
-        self.add_ons.trace_parent = Some(std::sync::Arc::new(hook));
+        self.add_ons.request_tracing = Some(std::sync::Arc::new(tracing));
         self
     }
 

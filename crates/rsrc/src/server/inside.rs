@@ -28,7 +28,7 @@ use crate::context::Notifier;
 use crate::cursor::CursorSealer;
 use crate::error::{RequestError, ResourceError};
 use crate::extension::{MethodHandler, PromptCompleter};
-use crate::observe::TraceParentHook;
+use crate::observe::RequestTracing;
 
 /// What a built server holds.
 pub(super) struct ServerState {
@@ -64,8 +64,8 @@ pub(super) struct AddOns {
     pub(super) tools: Option<ToolsConfig>,
     /// Extensions declared under `capabilities.extensions`.
     pub(super) extensions: Meta,
-    /// Makes a request's span a child of its client's trace.
-    pub(super) trace_parent: Option<TraceParentHook>,
+    /// Samples requests' traces and makes their spans children of their clients'.
+    pub(super) request_tracing: Option<Arc<dyn RequestTracing>>,
 }
 
 impl std::fmt::Debug for ServerState {
@@ -161,9 +161,9 @@ impl Server {
         }
     }
 
-    /// The application's hook that makes a request's span a child of its client's trace.
-    pub(super) fn trace_parent(&self) -> Option<&TraceParentHook> {
-        self.state.add_ons.trace_parent.as_ref()
+    /// The application's sampling and parenting of requests' spans.
+    pub(super) fn request_tracing(&self) -> Option<&dyn RequestTracing> {
+        self.state.add_ons.request_tracing.as_deref()
     }
 
     /// The application's completion of prompt arguments, if it gave one.

@@ -310,9 +310,10 @@ pub(in crate::server) fn run(
     }
 }
 
-/// The request's SERVER span (the OpenTelemetry conventions for MCP), made a child of
-/// the trace its client carried in: `params._meta`'s context first (SEP-414), else the
-/// transport's. Disabled (and free) when no subscriber wants it.
+/// The request's SERVER span (the OpenTelemetry conventions for MCP), sampled or not as
+/// the application's [`RequestTracing`](observe::RequestTracing) decides from the trace
+/// context its client carried in (`params._meta`'s first, SEP-414, else the transport's),
+/// and made a child of that trace. Disabled (and free) when no subscriber wants it.
 fn request_span(
     server: &Server,
     method: &str,
@@ -323,29 +324,8 @@ fn request_span(
     carried: Option<&[Option<String>; 2]>,
 ) -> tracing::Span {
     use tracing::field::Empty;
-    let span = tracing::info_span!(
-        target: "rsrc::request",
-        "mcp.request",
-        otel.name = method,
-        otel.kind = "server",
-        otel.status_code = Empty,
-        mcp.method.name = method,
-        mcp.protocol.version = version.as_str(),
-        mcp.session.id = Empty,
-        mcp.resource.uri = Empty,
-        jsonrpc.request.id = %observe::Capped(id),
-        rpc.response.status_code = Empty,
-        error.type = Empty,
-        network.transport = session.transport().as_str(),
-        trace_id = Empty,
-    );
-    if span.is_disabled() {
-        return span;
-    }
-    if let Some(id) = session.http_id() {
-        span.record("mcp.session.id", id);
-    }
-    if let Some(hook) = server.trace_parent() {
+    let tracing = server.request_tracing();
+    let carrier = tracing.map(|_| {
         let field = |name: &str| {
             meta.and_then(|m| m.other.get(name))
                 .and_then(serde_json::Value::as_str)
@@ -361,7 +341,43 @@ fn request_span(
             carrier.traceparent = parent.as_deref();
             carrier.tracestate = state.as_deref();
         }
-        hook(&span, carrier);
+        carrier
+    });
+    let sampled = match (tracing, carrier) {
+        (Some(tracing), Some(carrier)) => tracing.sampled(carrier),
+        _ => true,
+    };
+    // One set of fields, under the target that says whether the trace is sampled.
+    macro_rules! span {
+        ($target:expr) => {
+            tracing::info_span!(
+                target: $target,
+                "mcp.request",
+                otel.name = method,
+                otel.kind = "server",
+                otel.status_code = Empty,
+                mcp.method.name = method,
+                mcp.protocol.version = version.as_str(),
+                mcp.session.id = Empty,
+                mcp.resource.uri = Empty,
+                jsonrpc.request.id = %observe::Capped(id),
+                rpc.response.status_code = Empty,
+                error.type = Empty,
+                network.transport = session.transport().as_str(),
+                trace_id = Empty,
+            )
+        };
+    }
+    let span = if sampled {
+        span!(observe::REQUEST_TARGET)
+    } else {
+        span!(observe::UNSAMPLED_TARGET)
+    };
+    if let (Some(tracing), Some(carrier)) = (tracing, carrier) {
+        tracing.adopt(&span, carrier, sampled);
+    }
+    if let Some(id) = session.http_id() {
+        span.record("mcp.session.id", id);
     }
     span
 }
