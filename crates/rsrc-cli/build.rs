@@ -1,4 +1,5 @@
-//! Lays out the release `rsrc` binary so that it stays small in memory.
+//! Names the source commit for `rsrc --version` (`build/commit.rs`), and lays out the
+//! release `rsrc` binary so that it stays small in memory.
 //!
 //! The kernel maps a program's code in 64 KiB windows around each page it faults in. Left
 //! to the linker's order, the few hundred functions a server runs are spread over nearly
@@ -18,10 +19,15 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+#[path = "build/commit.rs"]
+mod commit;
 #[path = "build/hot_text.rs"]
 mod hot_text;
 
 fn main() {
+    commit::emit(Path::new(
+        &env::var("CARGO_MANIFEST_DIR").unwrap_or_default(),
+    ));
     println!("cargo:rerun-if-changed=hot-text.txt");
     for name in ["RSRC_HOT_TEXT", "RSRC_PACK_RELOCS", "RUSTC_LINKER"] {
         println!("cargo:rerun-if-env-changed={name}");

@@ -7,6 +7,7 @@ mod config;
 mod conformance;
 mod hosts;
 mod inspect;
+mod interface;
 mod sample;
 mod serve;
 mod telemetry;
@@ -16,8 +17,12 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
+/// The version `rsrc --version` and the manual pages give: the package's, and the source
+/// commit it was built from (`build/commit.rs`).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("RSRC_COMMIT"), ")");
+
 #[derive(Parser, Debug)]
-#[command(name = "rsrc", version, about = "MCP resources: serve them, and inspect any server's", long_about = None)]
+#[command(name = "rsrc", version = VERSION, about = "MCP resources: serve them, and inspect any server's", long_about = None)]
 struct Cli {
     /// More log output on stderr (-v info, -vv debug, -vvv trace). `RSRC_LOG` overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
@@ -52,6 +57,19 @@ enum Command {
     /// and serves it on loopback until interrupted. With no server, the bundled sample.
     #[command(override_usage = "rsrc ui [OPTIONS] [URL]... [-c COMMAND LINE]... [-- <COMMAND>...]")]
     Ui(Box<ui::UiArgs>),
+    /// Print the shell completion script for rsrc (e.g. `rsrc completions bash >
+    /// ~/.local/share/bash-completion/completions/rsrc`).
+    Completions {
+        /// The shell: bash, elvish, fish, powershell or zsh.
+        shell: interface::Shell,
+    },
+    /// Print rsrc's manual page (roff: `rsrc man | man -l -`), or with --out write one
+    /// page per command into a directory.
+    Man {
+        /// The directory to write `rsrc.1`, `rsrc-serve.1`, … into.
+        #[arg(long, value_name = "DIR")]
+        out: Option<std::path::PathBuf>,
+    },
     /// Converts the file on stdin with one converter, for `rsrc serve` (which runs it
     /// under limits).
     #[command(name = serve::CONVERT_WORKER, hide = true)]
@@ -77,9 +95,10 @@ fn main() -> ExitCode {
         // `serve` installs its own once its configuration is read.
         Command::Serve(_) => None,
         // The converter runs sandboxed on untrusted files: it logs, and exports nothing.
-        Command::Config(_) | Command::ConvertWorker { .. } => {
-            telemetry::init(cli.verbose, cli.log_format, None).ok()
-        }
+        Command::Config(_)
+        | Command::ConvertWorker { .. }
+        | Command::Completions { .. }
+        | Command::Man { .. } => telemetry::init(cli.verbose, cli.log_format, None).ok(),
         _ => match init_telemetry(&cli) {
             Ok(t) => Some(t),
             Err(e) => {
@@ -105,6 +124,29 @@ fn main() -> ExitCode {
                         return ExitCode::from(2);
                     }
                     eprintln!("rsrc: {where_to}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("rsrc: {e}");
+                    ExitCode::from(2)
+                }
+            };
+        }
+        Command::Completions { shell } => {
+            return match interface::completions(shell, Cli::command()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("rsrc: cannot write the completions: {e}");
+                    ExitCode::from(2)
+                }
+            };
+        }
+        Command::Man { out } => {
+            return match interface::manual(Cli::command(), out.as_deref()) {
+                Ok(written) => {
+                    for path in written {
+                        eprintln!("rsrc: wrote {}", path.display());
+                    }
                     ExitCode::SUCCESS
                 }
                 Err(e) => {

@@ -1,5 +1,6 @@
 //! `rsrc config HOST`: each host's snippet names this program and every source by an
-//! absolute path, and the command it describes really serves.
+//! absolute path, and the command it describes really serves. And what an installed
+//! `rsrc` tells of itself: its version and commit, shell completions, manual pages.
 
 use std::path::Path;
 use std::process::Output;
@@ -136,4 +137,100 @@ async fn the_configured_command_serves_from_anywhere() {
         .call("resources/read", serde_json::json!({"uri": "file:///a.md"}))
         .await;
     assert_eq!(read["result"]["contents"][0]["text"], "# A\n", "{read}");
+}
+
+fn rsrc(args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_rsrc"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_version_names_the_package_and_the_source_commit() {
+    let out = rsrc(&["--version"]);
+    assert!(out.status.success());
+    let line = String::from_utf8(out.stdout).unwrap();
+    let (name, rest) = line.trim_end().split_once(' ').unwrap();
+    assert_eq!(name, "rsrc");
+    let (version, commit) = rest.split_once(' ').unwrap();
+    assert_eq!(version, env!("CARGO_PKG_VERSION"));
+    let commit = commit.strip_prefix('(').and_then(|c| c.strip_suffix(')'));
+    let commit = commit.unwrap_or_else(|| panic!("no commit in {line:?}"));
+    // Built from this repository: HEAD's abbreviated hash (or `unknown` without git).
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8(o.stdout).unwrap().trim().to_owned());
+    match (std::env::var("RSRC_COMMIT").ok(), head) {
+        (Some(given), _) if !given.is_empty() => assert_eq!(commit, given),
+        (_, Some(head)) => assert_eq!(commit, head),
+        (_, None) => assert_eq!(commit, "unknown"),
+    }
+}
+
+#[test]
+fn completions_are_generated_for_each_shell_and_know_the_commands() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = rsrc(&["completions", shell]);
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8(out.stdout).unwrap();
+        for command in ["serve", "read", "watch", "config"] {
+            assert!(script.contains(command), "{shell} lacks {command}");
+        }
+    }
+    // The bash script is valid bash.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rsrc.bash");
+    std::fs::write(&path, rsrc(&["completions", "bash"]).stdout).unwrap();
+    let check = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let bad = rsrc(&["completions", "tcsh"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("tcsh"));
+}
+
+#[test]
+fn the_manual_has_a_page_for_each_visible_command() {
+    let out = rsrc(&["man"]);
+    assert!(out.status.success());
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(page.contains(".TH rsrc 1"), "{page}");
+    assert!(page.contains(env!("CARGO_PKG_VERSION")));
+    let dir = tempfile::tempdir().unwrap();
+    let out = rsrc(&["man", "--out", dir.path().to_str().unwrap()]);
+    assert!(out.status.success());
+    let mut pages: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    pages.sort();
+    for command in [
+        "rsrc",
+        "rsrc-serve",
+        "rsrc-ls",
+        "rsrc-read",
+        "rsrc-ui",
+        "rsrc-config",
+    ] {
+        let name = format!("{command}.1");
+        assert!(pages.contains(&name), "no {name} in {pages:?}");
+        let text = std::fs::read_to_string(dir.path().join(&name)).unwrap();
+        assert!(text.contains(&format!(".TH {command} 1")), "{name}");
+    }
+    // The hidden converter has no page.
+    assert!(pages.iter().all(|p| !p.contains("convert")), "{pages:?}");
+    let serve = std::fs::read_to_string(dir.path().join("rsrc-serve.1")).unwrap();
+    assert!(serve.contains("admin"), "the serve page lists its options");
 }
