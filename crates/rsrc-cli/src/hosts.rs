@@ -1,14 +1,18 @@
 //! `rsrc config HOST [SOURCES]…`: the snippet a host needs to launch `rsrc serve` over
-//! stdio, for Claude Desktop, Claude Code, VS Code and Cursor, either as this program
-//! (`--via binary`, the default) or as its container image (`--via docker`).
+//! stdio, for Claude Desktop, Claude Code, VS Code and Cursor: as this program (`--via
+//! binary`, the default), as the Python package run by `uvx` (`--via uvx`), as the npm
+//! package run by `npx` (`--via npx`), or as its container image (`--via docker`).
 //!
 //! Invariants:
 //! - Whatever the snippet names on the host's side is absolute, because a host launches
-//!   the server from a working directory of its own: with `--via binary` this program
-//!   and every directory, database and repository; with `--via docker` every path on
-//!   the host's side of a mount. The one exception is the container program itself
-//!   (`docker`, or `--docker PROGRAM`), which the host finds on its `PATH`, as a shell
-//!   would.
+//!   the server from a working directory of its own, and often with a `PATH` shorter
+//!   than a shell's: with `--via binary` this program and every directory, database and
+//!   repository; with `--via uvx` and `--via npx` the launcher, found on this `PATH`
+//!   now, and every source; with `--via docker` every path on the host's side of a
+//!   mount. The one exception is the container program itself (`docker`, or `--docker
+//!   PROGRAM`), which the host finds on its `PATH`, as a shell would.
+//! - `--via uvx` and `--via npx` run this program's own version of the package unless
+//!   `--package` names another (a version, a wheel, a tarball).
 //! - With `--via docker`, the container sees every source read-only and nothing else of
 //!   the host: a directory, a repository or a directory of skills is mounted (`:ro`) at
 //!   `/data/NAME`, and a SQLite file through its directory (so that its `-wal` and
@@ -49,6 +53,10 @@ pub(crate) enum Host {
 pub(crate) enum Via {
     /// This program, by its absolute path.
     Binary,
+    /// The Python package, with uv's `uvx` (`uvx --from rsrc==VERSION rsrc serve …`).
+    Uvx,
+    /// The npm package, with `npx` (`npx -y rsrc@VERSION serve …`).
+    Npx,
     /// The container image (built by `scripts/image`), with `docker run` (or
     /// `--docker podman`): every source mounted read-only under `/data`.
     Docker,
@@ -90,6 +98,10 @@ pub(crate) struct ConfigArgs {
     /// (e.g. podman) [default: docker].
     #[arg(long, value_name = "PROGRAM")]
     docker: Option<String>,
+    /// With --via uvx or npx: the package to run [default: this version, rsrc==VERSION
+    /// for uvx, rsrc@VERSION for npx]; e.g. a wheel's or a tarball's path.
+    #[arg(long, value_name = "SPEC")]
+    package: Option<String>,
 }
 
 /// What the host runs: a program and its arguments, and what the person pasting the
@@ -111,8 +123,13 @@ pub(crate) fn run(args: &ConfigArgs) -> Result<(String, String), String> {
             }
         }
     }
+    if args.package.is_some() && !matches!(args.via, Via::Uvx | Via::Npx) {
+        return Err("--package goes with --via uvx or --via npx".to_owned());
+    }
     let launch = match args.via {
         Via::Binary => binary(args)?,
+        Via::Uvx => package_runner(args, "uvx")?,
+        Via::Npx => package_runner(args, "npx")?,
         Via::Docker => docker(args)?,
     };
     let (snippet, where_to) = snippet(args, &launch)?;
@@ -150,6 +167,63 @@ fn binary(args: &ConfigArgs) -> Result<Launch, String> {
         args: serve_args(args, sources),
         note: None,
     })
+}
+
+/// `--via uvx` and `--via npx`: the launcher by its absolute path, the package pinned to
+/// this version (or `--package`), every source made absolute.
+fn package_runner(args: &ConfigArgs, launcher: &str) -> Result<Launch, String> {
+    let version = env!("CARGO_PKG_VERSION");
+    let command = on_path(launcher).ok_or_else(|| match launcher {
+        "uvx" => "uvx is not on PATH: install uv (`pipx install uv`, or see https://docs.astral.sh/uv/), or use --via binary".to_owned(),
+        _ => "npx is not on PATH: install Node.js (which has npm and npx), or use --via binary".to_owned(),
+    })?;
+    let sources: Vec<String> = args
+        .sources
+        .iter()
+        .map(|s| absolute_source(s))
+        .collect::<Result<_, _>>()?;
+    // A package given by its path is named absolutely, like every source.
+    let package = match &args.package {
+        Some(spec) if Path::new(spec).exists() => Some(
+            std::fs::canonicalize(spec)
+                .ok()
+                .and_then(|p| p.into_os_string().into_string().ok())
+                .ok_or_else(|| format!("--package {spec}: cannot name it absolutely"))?,
+        ),
+        other => other.clone(),
+    };
+    let mut run = match launcher {
+        "uvx" => {
+            let spec = package.unwrap_or(format!("rsrc=={version}"));
+            vec!["--from".to_owned(), spec, "rsrc".to_owned()]
+        }
+        _ => {
+            let spec = package.unwrap_or(format!("rsrc@{version}"));
+            vec!["-y".to_owned(), spec]
+        }
+    };
+    run.extend(serve_args(args, sources));
+    Ok(Launch {
+        command,
+        args: run,
+        note: Some(format!(
+            "{launcher} fetches the package the first time the host starts it (the packages are built by scripts/dist and not yet published: until they are, give --package the path of one)"
+        )),
+    })
+}
+
+/// The absolute path of `program` on this process's `PATH`, if it is there and can be
+/// run.
+fn on_path(program: &str) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(program))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+        .and_then(|p| p.into_os_string().into_string().ok())
 }
 
 /// `--via docker`: `docker run` of the image, every source mounted read-only.

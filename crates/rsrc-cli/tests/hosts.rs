@@ -139,6 +139,91 @@ async fn the_configured_command_serves_from_anywhere() {
     assert_eq!(read["result"]["contents"][0]["text"], "# A\n", "{read}");
 }
 
+/// A directory holding an executable `uvx` and `npx` (never run), to be the whole PATH.
+fn launchers() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["uvx", "npx"] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, "#!/bin/sh\nexit 1\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn uvx_and_npx_entries_name_the_launcher_absolutely_and_pin_this_version() {
+    let (dir, root) = workspace();
+    let bin = launchers();
+    let bin_dir = std::fs::canonicalize(bin.path()).unwrap();
+    let version = env!("CARGO_PKG_VERSION");
+    for (via, expected) in [
+        (
+            "uvx",
+            vec![
+                "--from".to_owned(),
+                format!("rsrc=={version}"),
+                "rsrc".to_owned(),
+            ],
+        ),
+        ("npx", vec!["-y".to_owned(), format!("rsrc@{version}")]),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rsrc"))
+            .args(["config", "cursor", "--via", via, "docs"])
+            .current_dir(dir.path())
+            .env("PATH", bin.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let snippet: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let entry = &snippet["mcpServers"]["rsrc"];
+        assert_eq!(entry["command"], bin_dir.join(via).to_str().unwrap());
+        let mut want = expected;
+        want.extend([
+            "serve".to_owned(),
+            "--tools".to_owned(),
+            format!("{root}/docs"),
+        ]);
+        assert_eq!(entry["args"], serde_json::json!(want), "{via}");
+    }
+    // A package given by a relative path is named absolutely.
+    std::fs::write(dir.path().join("rsrc.whl"), "").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rsrc"))
+        .args(["config", "vscode", "--via", "uvx", "--package", "rsrc.whl"])
+        .current_dir(dir.path())
+        .env("PATH", bin.path())
+        .output()
+        .unwrap();
+    let snippet: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        snippet["servers"]["rsrc"]["args"][1],
+        format!("{root}/rsrc.whl")
+    );
+}
+
+#[test]
+fn a_launcher_missing_from_path_or_a_stray_package_is_refused_with_a_reason() {
+    let (dir, _) = workspace();
+    let empty = tempfile::tempdir().unwrap();
+    for (via, needle) in [("uvx", "uvx is not on PATH"), ("npx", "npx is not on PATH")] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rsrc"))
+            .args(["config", "claude-desktop", "--via", via, "docs"])
+            .current_dir(dir.path())
+            .env("PATH", empty.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(needle));
+    }
+    let out = config(dir.path(), &["cursor", "--package", "rsrc==1", "docs"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--package goes with"));
+}
+
 fn rsrc(args: &[&str]) -> Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_rsrc"))
         .args(args)
