@@ -282,11 +282,13 @@ impl ReadCache {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<ReadOutput, ResourceError>>,
     {
-        let span = tracing::info_span!(
-            target: "rsrc::cache",
-            "cache",
-            rsrc.cache.outcome = tracing::field::Empty,
-        );
+        let span = crate::observe::child_span(|| {
+            tracing::info_span!(
+                target: "rsrc::cache",
+                "cache",
+                rsrc.cache.outcome = tracing::field::Empty,
+            )
+        });
         if let Some(hit) = self.hit(uri) {
             lookup(&span, "hit");
             return Ok(hit);

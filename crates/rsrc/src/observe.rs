@@ -575,6 +575,18 @@ pub(crate) fn http_refusal(reason: &'static str) {
 
 /// The target of a request's SERVER span when its trace is sampled.
 pub const REQUEST_TARGET: &str = "rsrc::request";
+/// A span that continues the trace of the one around it (a cache lookup, a provider
+/// call, a statement), made by `make` only inside a span: a request that no subscriber
+/// keeps (neither sampled nor logged) then opens none, and work outside any request (a
+/// poller's, the bus's) is not traced.
+pub fn child_span(make: impl FnOnce() -> tracing::Span) -> tracing::Span {
+    if tracing::Span::current().is_none() {
+        tracing::Span::none()
+    } else {
+        make()
+    }
+}
+
 /// The target of the client's CLIENT span for each request.
 pub const CLIENT_TARGET: &str = "rsrc::client";
 /// The target of a request's span when its trace is not sampled

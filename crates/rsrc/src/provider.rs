@@ -480,13 +480,15 @@ impl<P> Mounted<P> {
     ) -> Result<T, ResourceError> {
         use tracing::Instrument as _;
         let started = std::time::Instant::now();
-        let span = tracing::info_span!(
-            target: "rsrc::provider",
-            "provider",
-            otel.name = op.as_str(),
-            rsrc.mount = &*self.mount,
-            rsrc.operation = op.as_str(),
-        );
+        let span = crate::observe::child_span(|| {
+            tracing::info_span!(
+                target: "rsrc::provider",
+                "provider",
+                otel.name = op.as_str(),
+                rsrc.mount = &*self.mount,
+                rsrc.operation = op.as_str(),
+            )
+        });
         let out = work.instrument(span).await;
         let failed = matches!(
             &out,

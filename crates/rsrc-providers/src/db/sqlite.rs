@@ -375,13 +375,15 @@ impl SqliteProvider {
         let held = Arc::clone(&budget);
         blocking::run(budget, move |_| {
             // The statements' span, under the request's (`blocking::run` carries it here).
-            let _span = tracing::info_span!(
-                target: "rsrc::sqlite",
-                "sqlite",
-                otel.kind = "client",
-                db.system.name = "sqlite",
-                db.namespace = worker.name.as_str(),
-            )
+            let _span = rsrc::observe::child_span(|| {
+                tracing::info_span!(
+                    target: "rsrc::sqlite",
+                    "sqlite",
+                    otel.kind = "client",
+                    db.system.name = "sqlite",
+                    db.namespace = worker.name.as_str(),
+                )
+            })
             .entered();
             let out = worker.run(&held, |c, cat| f(&worker, c, cat));
             drop(permit);

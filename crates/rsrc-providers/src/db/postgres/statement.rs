@@ -38,16 +38,14 @@ impl Session {
     ) -> Result<Vec<Row>, Error> {
         use tracing::Instrument as _;
         // A statement of a request is its child; the poller's own are not traced.
-        let span = if tracing::Span::current().is_none() {
-            tracing::Span::none()
-        } else {
+        let span = rsrc::observe::child_span(|| {
             tracing::info_span!(
                 target: "rsrc::postgres",
                 "postgresql",
                 otel.kind = "client",
                 db.system.name = "postgresql",
             )
-        };
+        });
         let (reset, rows) = async {
             tokio::join!(
                 self.client.batch_execute(RESET),

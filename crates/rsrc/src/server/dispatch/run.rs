@@ -324,29 +324,10 @@ fn request_span(
     carried: Option<&[Option<String>; 2]>,
 ) -> tracing::Span {
     use tracing::field::Empty;
-    let tracing = server.request_tracing();
-    let carrier = tracing.map(|_| {
-        let field = |name: &str| {
-            meta.and_then(|m| m.other.get(name))
-                .and_then(serde_json::Value::as_str)
-        };
-        let mut carrier = TraceCarrier {
-            traceparent: field("traceparent"),
-            tracestate: field("tracestate"),
-            baggage: field("baggage"),
-        };
-        if carrier.traceparent.is_none()
-            && let Some([parent, state]) = carried
-        {
-            carrier.traceparent = parent.as_deref();
-            carrier.tracestate = state.as_deref();
-        }
-        carrier
-    });
-    let sampled = match (tracing, carrier) {
-        (Some(tracing), Some(carrier)) => tracing.sampled(carrier),
-        _ => true,
-    };
+    let tracing = server
+        .request_tracing()
+        .map(|tracing| (tracing, carrier(meta, carried)));
+    let sampled = tracing.is_none_or(|(tracing, carrier)| tracing.sampled(carrier));
     // One set of fields, under the target that says whether the trace is sampled.
     macro_rules! span {
         ($target:expr) => {
@@ -373,13 +354,37 @@ fn request_span(
     } else {
         span!(observe::UNSAMPLED_TARGET)
     };
-    if let (Some(tracing), Some(carrier)) = (tracing, carrier) {
+    if let Some((tracing, carrier)) = tracing {
         tracing.adopt(&span, carrier, sampled);
     }
     if let Some(id) = session.http_id() {
         span.record("mcp.session.id", id);
     }
     span
+}
+
+/// The trace context a request carries: `params._meta`'s (SEP-414), else the one its
+/// transport carried (over HTTP, the `traceparent` and `tracestate` headers).
+fn carrier<'a>(
+    meta: Option<&'a rsrc_protocol::meta::RequestMeta>,
+    carried: Option<&'a [Option<String>; 2]>,
+) -> TraceCarrier<'a> {
+    let field = |name: &str| {
+        meta.and_then(|m| m.other.get(name))
+            .and_then(serde_json::Value::as_str)
+    };
+    let mut carrier = TraceCarrier {
+        traceparent: field("traceparent"),
+        tracestate: field("tracestate"),
+        baggage: field("baggage"),
+    };
+    if carrier.traceparent.is_none()
+        && let Some([parent, state]) = carried
+    {
+        carrier.traceparent = parent.as_deref();
+        carrier.tracestate = state.as_deref();
+    }
+    carrier
 }
 
 /// A request the gate let through, about to start.
