@@ -37,9 +37,14 @@ pub(crate) fn manual(command: clap::Command, dir: Option<&Path>) -> Result<Vec<P
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let mut pages = vec![(command.get_name().to_owned(), command.clone())];
     let root = command.get_name().to_owned();
+    let version = command.get_version().map(str::to_owned);
     for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("{root}-{}", sub.get_name());
-        let sub = sub.clone().name(name.clone()).version(crate::VERSION);
+        // Each page names the version, as the main one does.
+        let mut sub = sub.clone().name(name.clone());
+        if let Some(version) = &version {
+            sub = sub.version(version.clone());
+        }
         pages.push((name, sub));
     }
     let mut written = Vec::new();
