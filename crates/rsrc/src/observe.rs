@@ -575,6 +575,14 @@ pub(crate) fn http_refusal(reason: &'static str) {
 
 /// The target of a request's SERVER span when its trace is sampled.
 pub const REQUEST_TARGET: &str = "rsrc::request";
+/// The target of a request's span when its trace is not sampled
+/// ([`RequestTracing::sampled`] said no): the span is still there for logs, with the
+/// same fields, and a tracing layer that exports spans leaves it (and whatever opens
+/// under it) alone.
+pub const UNSAMPLED_TARGET: &str = "rsrc::request::unsampled";
+/// The target of the client's CLIENT span for each request.
+pub const CLIENT_TARGET: &str = "rsrc::client";
+
 /// A span that continues the trace of the one around it (a cache lookup, a provider
 /// call, a statement), made by `make` only inside a span: a request that no subscriber
 /// keeps (neither sampled nor logged) then opens none, and work outside any request (a
@@ -586,14 +594,6 @@ pub fn child_span(make: impl FnOnce() -> tracing::Span) -> tracing::Span {
         make()
     }
 }
-
-/// The target of the client's CLIENT span for each request.
-pub const CLIENT_TARGET: &str = "rsrc::client";
-/// The target of a request's span when its trace is not sampled
-/// ([`RequestTracing::sampled`] said no): the span is still there for logs, with the
-/// same fields, and a tracing layer that exports spans leaves it (and whatever opens
-/// under it) alone.
-pub const UNSAMPLED_TARGET: &str = "rsrc::request::unsampled";
 
 /// The trace context a request carries (SEP-414: `traceparent`, `tracestate` and
 /// `baggage` in `params._meta`, unprefixed; over HTTP the `traceparent` and `tracestate`
@@ -624,9 +624,9 @@ impl TraceCarrier<'_> {
 /// subscriber wants it), and then hands it to [`adopt`](Self::adopt), on the same thread.
 ///
 /// Deciding first is what makes an unsampled request cheap: a layer exporting spans
-/// filters out [`UNSAMPLED_TARGET`] statically, and the engine's other spans (the cache,
-/// the provider call, statements) when no span it keeps is open around them, so it never
-/// builds them.
+/// filters out [`UNSAMPLED_TARGET`] statically, so when no log keeps the span either it
+/// is never made, and neither are the engine's other spans ([`child_span`]); when a log
+/// does keep it, the exporting layer leaves alone whatever opens under it.
 pub trait RequestTracing: Send + Sync {
     /// Whether the request's trace is sampled, given the context its client carried.
     fn sampled(&self, carrier: TraceCarrier<'_>) -> bool;
