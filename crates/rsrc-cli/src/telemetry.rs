@@ -137,7 +137,9 @@ impl TraceSettings {
         })
     }
 
-    fn provider(&self) -> Result<SdkTracerProvider, String> {
+    /// The SDK's tracer provider, exporting to the endpoint and sampling with `sampler`
+    /// (this configuration's, which [`RequestTracer`] also decides with).
+    fn provider(&self, sampler: Sampler) -> Result<SdkTracerProvider, String> {
         // The exporter's client (rustls, for https:// collectors) takes the process's
         // crypto provider, which must be set before it is built: this binary's ring.
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -165,7 +167,7 @@ impl TraceSettings {
         };
         Ok(SdkTracerProvider::builder()
             .with_span_processor(batch)
-            .with_sampler(self.sampler()?)
+            .with_sampler(sampler)
             .with_id_generator(Handed)
             .with_resource(resource.build())
             .build())
@@ -232,8 +234,11 @@ pub(crate) fn init(
             .with_filter(filter())
             .boxed(),
     };
-    let provider = traces.map(TraceSettings::provider).transpose()?;
     let sampler = traces.map(TraceSettings::sampler).transpose()?;
+    let provider = traces
+        .zip(sampler.clone())
+        .map(|(settings, sampler)| settings.provider(sampler))
+        .transpose()?;
     let otel = provider.as_ref().map(exporting_layer);
     tracing_subscriber::registry()
         .with(fmt)

@@ -10,13 +10,15 @@ use rsrc_testkit::Peer;
 use serde_json::Value;
 use tokio::process::Command;
 
+/// `rsrc config ARGS`, run in `cwd`.
+fn config_command(cwd: &Path, args: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_rsrc"));
+    command.arg("config").args(args).current_dir(cwd);
+    command
+}
+
 fn config(cwd: &Path, args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_rsrc"))
-        .arg("config")
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap()
+    config_command(cwd, args).output().unwrap()
 }
 
 fn program() -> String {
@@ -168,9 +170,7 @@ fn uvx_and_npx_entries_name_the_launcher_absolutely_and_pin_this_version() {
         ),
         ("npx", vec!["-y".to_owned(), format!("rsrc@{version}")]),
     ] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rsrc"))
-            .args(["config", "cursor", "--via", via, "docs"])
-            .current_dir(dir.path())
+        let out = config_command(dir.path(), &["cursor", "--via", via, "docs"])
             .env("PATH", bin.path())
             .output()
             .unwrap();
@@ -192,12 +192,13 @@ fn uvx_and_npx_entries_name_the_launcher_absolutely_and_pin_this_version() {
     }
     // A package given by a relative path is named absolutely.
     std::fs::write(dir.path().join("rsrc.whl"), "").unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rsrc"))
-        .args(["config", "vscode", "--via", "uvx", "--package", "rsrc.whl"])
-        .current_dir(dir.path())
-        .env("PATH", bin.path())
-        .output()
-        .unwrap();
+    let out = config_command(
+        dir.path(),
+        &["vscode", "--via", "uvx", "--package", "rsrc.whl"],
+    )
+    .env("PATH", bin.path())
+    .output()
+    .unwrap();
     let snippet: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         snippet["servers"]["rsrc"]["args"][1],
@@ -210,9 +211,7 @@ fn a_launcher_missing_from_path_or_a_stray_package_is_refused_with_a_reason() {
     let (dir, _) = workspace();
     let empty = tempfile::tempdir().unwrap();
     for (via, needle) in [("uvx", "uvx is not on PATH"), ("npx", "npx is not on PATH")] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rsrc"))
-            .args(["config", "claude-desktop", "--via", via, "docs"])
-            .current_dir(dir.path())
+        let out = config_command(dir.path(), &["claude-desktop", "--via", via, "docs"])
             .env("PATH", empty.path())
             .output()
             .unwrap();

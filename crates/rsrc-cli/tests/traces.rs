@@ -172,6 +172,28 @@ fn read_over_stdio(db: &Path) -> [String; 5] {
     ]
 }
 
+/// Serves `db` over HTTP (exporting to `endpoint`, with `server_env` besides), runs `rsrc
+/// read` of its row against it (exporting to `endpoint` too), then stops the server, which
+/// flushes its spans as it stops; gives what `rsrc read` printed.
+async fn read_over_http(db: &Path, endpoint: &str, server_env: &[(&str, &str)]) -> String {
+    let exporting = ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint);
+    let env: Vec<(&str, &str)> = std::iter::once(exporting)
+        .chain(server_env.iter().copied())
+        .collect();
+    let (mut server, addr) = common::serve_http_env(
+        &[&format!("sqlite:{}", db.display()), "--drain-delay", "0s"],
+        &env,
+    )
+    .await;
+    let out = rsrc_read(
+        &[&format!("http://{addr}/mcp"), "db://shop/books/1"],
+        &[exporting],
+    )
+    .await;
+    common::terminate(&mut server).await;
+    out
+}
+
 /// Whether `child` lies under `ancestor` in the spans received.
 fn descends(all: &[Got], child: &Got, ancestor: &Got) -> bool {
     let mut at = child.clone();
@@ -248,19 +270,7 @@ async fn a_read_over_http_is_one_trace_from_the_cli_to_sqlite() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("shop.db");
     create_db(&db);
-    let endpoint = format!("http://{collector}");
-    let (mut server, addr) = common::serve_http_env(
-        &[&format!("sqlite:{}", db.display()), "--drain-delay", "0s"],
-        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)],
-    )
-    .await;
-    rsrc_read(
-        &[&format!("http://{addr}/mcp"), "db://shop/books/1"],
-        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)],
-    )
-    .await;
-    // The server flushes its spans as it stops.
-    common::terminate(&mut server).await;
+    read_over_http(&db, &format!("http://{collector}"), &[]).await;
     let (client, server_span, sqlite, all) = the_three(&mut spans).await;
     check_trace(&client, &server_span, &sqlite, &all, "tcp");
 }
@@ -271,27 +281,20 @@ async fn a_request_the_server_does_not_sample_exports_no_span_of_its_own_or_belo
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("shop.db");
     create_db(&db);
-    let endpoint = format!("http://{collector}");
     // A ratio of 0, not parent-based: the client's sampled trace does not sway it.
-    let (mut server, addr) = common::serve_http_env(
-        &[&format!("sqlite:{}", db.display()), "--drain-delay", "0s"],
+    let out = read_over_http(
+        &db,
+        &format!("http://{collector}"),
         &[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
             ("OTEL_SERVICE_NAME", "server"),
             ("OTEL_TRACES_SAMPLER", "traceidratio"),
             ("OTEL_TRACES_SAMPLER_ARG", "0"),
         ],
     )
     .await;
-    let out = rsrc_read(
-        &[&format!("http://{addr}/mcp"), "db://shop/books/1"],
-        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)],
-    )
-    .await;
     assert!(out.contains("Dune"));
     // Both processes have ended, and exported what they would before ending: whatever
     // they posted is in the channel.
-    common::terminate(&mut server).await;
     let mut all = Vec::new();
     while let Ok(span) = spans.try_recv() {
         all.push(span);
