@@ -31,7 +31,9 @@
 //! `ServerHandler` method it answers, with the same signature; `#[resource_handler]`
 //! writes the delegations (and merges the capabilities into `get_info`), or write them by
 //! hand. `docs/rmcp.md` is the guide: what is supplied, how tool code announces changes
-//! ([`Resources::changes`], [`Announced`]), and what rmcp's types cannot carry.
+//! ([`Resources::changes`], `ServerBuilder::mount_announced`), and what rmcp's types
+//! cannot carry. The engine runs through its typed host API (`rsrc::server::HostRequest`):
+//! no JSON passes between rmcp and the engine on a request's way.
 //!
 //! Invariants: every answer is the engine's own, for the revision the engine decides
 //! from the same inputs as on rsrc's own server (`engine.rs`), decoded into rmcp's
@@ -39,29 +41,29 @@
 //! (`convert.rs`). A clone of [`Resources`] is a new connection's view (its own 2025
 //! session and subscriptions) of the same engine, cache and change feed.
 
-mod announced;
 mod convert;
 mod engine;
 mod listed;
-mod replay;
 
 use std::borrow::Cow;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use futures_util::FutureExt as _;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, CustomRequest, CustomResult, DiscoverResult, ErrorData,
     GetSkillRequestParams, GetSkillResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListSkillsResult, MetaObject, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceRequestParams,
-    ReadResourceResponse, Reference, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams,
+    ListSkillsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceDirectoryRequestParams,
+    ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
-use rsrc::{ChangeFeed, Server};
-use serde_json::{Value, json};
+use rsrc::protocol::resources as ours;
+use rsrc::server::{HostRequest, Reply};
+use rsrc::{ChangeFeed, ListEntry, Server};
+use serde_json::{Map, Value};
 
-pub use announced::{Announced, AnnouncedProvider};
+use engine::Mode;
+
 /// The rmcp this crate is built with, for the code `#[resource_handler]` writes.
 pub use rmcp;
 /// The engine this crate drives.
@@ -82,10 +84,40 @@ pub use rsrc_rmcp_macros::resource_handler;
 /// drives them: pipes and sockets on the runtime's reactor, with no blocking-thread hop
 /// per message as `rmcp::transport::stdio()` makes (tokio's stdio); anything else (a
 /// terminal, a file) through tokio's stdio. Serve with `handler.serve(rsrc_rmcp::stdio()?)`.
-/// The pipes go back to blocking mode when rmcp drops them.
+/// When standard input ends, every connection's session closes gracefully: an open
+/// `subscriptions/listen` stream ends with its result, so the server exits at once
+/// rather than after rmcp's drain timeout. The pipes go back to blocking mode when rmcp
+/// drops them.
 #[cfg(feature = "transport-io")]
-pub fn stdio() -> std::io::Result<(rsrc::transport::StdinStream, rsrc::transport::StdoutStream)> {
-    rsrc::transport::stdio_streams()
+pub fn stdio() -> std::io::Result<(Stdin, rsrc::transport::StdoutStream)> {
+    let (stdin, stdout) = rsrc::transport::stdio_streams()?;
+    engine::SERVES_STDIN.store(true, std::sync::atomic::Ordering::Release);
+    Ok((Stdin(stdin), stdout))
+}
+
+/// Standard input as [`stdio`] gives it: rsrc's reader, which closes the connections'
+/// sessions when it reaches the end.
+#[cfg(feature = "transport-io")]
+#[derive(Debug)]
+pub struct Stdin(rsrc::transport::StdinStream);
+
+#[cfg(feature = "transport-io")]
+impl tokio::io::AsyncRead for Stdin {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.0).poll_read(cx, buf);
+        if let std::task::Poll::Ready(Ok(())) = &polled
+            && buf.filled().len() == before
+            && buf.remaining() > 0
+        {
+            engine::stdin_closed().cancel();
+        }
+        polled
+    }
 }
 
 /// The revisions the engine speaks, newest first as its `server/discover` lists them:
@@ -110,13 +142,9 @@ pub struct Resources {
 
 struct Shared {
     server: Server,
-    /// The engine's `server/discover`: capabilities, instructions, caching hint.
-    discovered: DiscoverResult,
-    /// The rmcp server's name and version, once `get_info` has been merged
-    /// ([`Resources::merge_info`]): written as the serverInfo of 2026-07-28 results.
-    server_info: OnceLock<Value>,
-    /// The last changes published, for listen streams (`replay.rs`).
-    log: Arc<replay::ChangeLog>,
+    /// The engine's capabilities in rmcp's form, read once: they are fixed when the
+    /// engine is built.
+    capabilities: ServerCapabilities,
     /// rmcp's forms of the resources listed so far (`listed.rs`).
     listed: listed::Listed,
 }
@@ -155,18 +183,14 @@ impl Resources {
     /// `install`); its name and version stand in for the rmcp server's until `get_info`
     /// has been merged once.
     pub fn new(server: Server) -> Resources {
-        let discovered = discover(&server);
-        let log = Arc::new(replay::ChangeLog::default());
-        let recorder = Arc::clone(&log);
-        server
-            .changes()
-            .on_change(move |event| recorder.record(event));
+        let capabilities = convert::retype(&server.capabilities()).unwrap_or_else(|e| {
+            tracing::error!(error = %e.message, "the engine's capabilities do not fit rmcp's");
+            ServerCapabilities::default()
+        });
         Resources {
             shared: Arc::new(Shared {
                 server,
-                discovered,
-                server_info: OnceLock::new(),
-                log,
+                capabilities,
                 listed: listed::Listed::default(),
             }),
             connection: engine::Connection::default(),
@@ -181,24 +205,23 @@ impl Resources {
     /// Where code outside the providers — an rmcp tool — announces that a resource
     /// changed (`updated(uri)`: its cached reads are dropped and its subscribers told) or
     /// that the list changed (`list_changed()`). Clients can subscribe only to what the
-    /// server declares; mount the provider as [`Announced`] for that.
+    /// server declares: mount the provider announced for that
+    /// ([`ServerBuilder::mount_announced`](rsrc::ServerBuilder::mount_announced)).
     pub fn changes(&self) -> ChangeFeed {
         self.shared.server.changes()
     }
 
     /// `info` with the resources' capabilities added: `resources` (`subscribe`,
-    /// `listChanged`), `completions`, `logging`, the extensions the engine declares
-    /// (skills), and the engine's instructions when `info` has none. What `info` already
-    /// declares stays.
+    /// `listChanged`), `completions`, `logging`, the extensions the engine declares,
+    /// and the engine's instructions when `info` has none. What `info` already declares
+    /// stays. The first call stamps `info`'s name and version on the engine's results.
     pub fn merge_info(&self, mut info: ServerConfig) -> ServerConfig {
-        let _ = self
-            .shared
-            .server_info
-            .get_or_init(|| serde_json::to_value(&info.server_info).unwrap_or(Value::Null));
-        merge_capabilities(&mut info.capabilities, &self.shared.discovered.capabilities);
+        if let Ok(name) = convert::retype(&info.server_info) {
+            self.shared.server.stamp_info(name);
+        }
+        merge_capabilities(&mut info.capabilities, &self.shared.capabilities);
         if info.instructions.is_none() {
-            info.instructions
-                .clone_from(&self.shared.discovered.instructions);
+            info.instructions = self.shared.server.instructions().map(str::to_owned);
         }
         info
     }
@@ -212,9 +235,10 @@ impl Resources {
     /// `server/discover` for an rmcp server whose `get_info` is `info`: rmcp's answer with
     /// the engine's caching hint (`ServerConfig::discover_cache`, an hour, public).
     pub fn discover(&self, versions: Vec<ProtocolVersion>, info: ServerConfig) -> DiscoverResult {
+        let hint = self.shared.server.config().discover_cache;
         let mut result = DiscoverResult::from_server_info(versions, info);
-        result.ttl_ms = self.shared.discovered.ttl_ms;
-        result.cache_scope = self.shared.discovered.cache_scope;
+        result.ttl_ms = hint.ttl_ms;
+        result.cache_scope = convert::cache_scope_of(hint.scope);
         result
     }
 
@@ -223,11 +247,14 @@ impl Resources {
     pub async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let mut params = request.unwrap_or_default();
-        params.meta = None;
-        self.list(&context, "resources/list", &params).await
+        let params = ours::ListResourcesParams {
+            cursor: request.and_then(|r| r.cursor),
+            meta: convert::take_meta(&mut context),
+            ..Default::default()
+        };
+        self.list(&context, HostRequest::List(params)).await
     }
 
     /// Lists the default listing once, without a client, so that the first
@@ -247,38 +274,33 @@ impl Resources {
     pub async fn list_resource_templates(
         &self,
         request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let mut params = request.unwrap_or_default();
-        params.meta = None;
-        let mut result: ListResourceTemplatesResult = self
-            .request(&context, "resources/templates/list", &params)
+        let params = ours::ListResourceTemplatesParams {
+            cursor: request.and_then(|r| r.cursor),
+            meta: convert::take_meta(&mut context),
+            ..Default::default()
+        };
+        let result: ours::ListResourceTemplatesResult = self
+            .request(&context, HostRequest::Templates(params))
             .await?;
-        self.fix_meta(&mut result.meta);
-        Ok(result)
+        convert::retype(&result)
     }
 
     /// `resources/read`: format alternatives, collections' children, the read cache.
     pub async fn read_resource(
         &self,
-        mut request: ReadResourceRequestParams,
-        context: RequestContext<RoleServer>,
+        request: ReadResourceRequestParams,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        request.meta = None;
-        let reply = self
-            .call(&context, "resources/read", &request, engine::Mode::Request)
-            .await?;
-        let Some(reply) = reply else {
-            return Err(ErrorData::internal_error("no reply", None));
+        let params = ours::ReadResourceParams {
+            uri: request.uri,
+            meta: convert::take_meta(&mut context),
+            ..Default::default()
         };
-        if let Some(e) = reply.error_object() {
-            return Err(engine::error_data(e));
-        }
-        let result = match reply.into_result::<rsrc::protocol::resources::ReadResourceResult>() {
-            Ok(typed) => convert::read_result(typed, self.shared.server_info.get()),
-            Err(reply) => engine::decode(reply)?,
-        };
-        Ok(result.into())
+        let result: ours::ReadResourceResult =
+            self.request(&context, HostRequest::Read(params)).await?;
+        Ok(convert::read_result(result).into())
     }
 
     /// Whether `request` completes a resource template (the engine's) rather than a
@@ -291,14 +313,15 @@ impl Resources {
     pub async fn complete(
         &self,
         mut request: CompleteRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         request.meta = None;
-        let mut result: CompleteResult = self
-            .request(&context, "completion/complete", &request)
+        let mut params: rsrc::protocol::completion::CompleteParams = convert::retype(&request)?;
+        params.meta = convert::take_meta(&mut context);
+        let result = self
+            .request(&context, HostRequest::Complete(params))
             .await?;
-        self.fix_meta(&mut result.meta);
-        Ok(result)
+        Ok(convert::complete_result(result))
     }
 
     /// `logging/setLevel` (2025 revisions): the level of the logs providers send this
@@ -307,58 +330,70 @@ impl Resources {
     pub async fn set_level(
         &self,
         mut request: rmcp::model::SetLevelRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         request.meta = None;
-        self.request::<_, Value>(&context, "logging/setLevel", &request)
-            .await
-            .map(drop)
+        let mut params: rsrc::protocol::lifecycle::SetLevelParams = convert::retype(&request)?;
+        params.meta = convert::take_meta(&mut context);
+        self.request::<rsrc::protocol::lifecycle::EmptyResult>(
+            &context,
+            HostRequest::SetLevel(params),
+        )
+        .await
+        .map(drop)
     }
 
     /// `resources/subscribe` (2025 revisions): `notifications/resources/updated` for this
     /// URI on this connection.
     pub async fn subscribe(
         &self,
-        mut request: SubscribeRequestParams,
-        context: RequestContext<RoleServer>,
+        request: SubscribeRequestParams,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        request.meta = None;
-        self.request::<_, Value>(&context, "resources/subscribe", &request)
-            .await
-            .map(drop)
+        let params = ours::ResourceParams {
+            uri: request.uri,
+            meta: convert::take_meta(&mut context),
+        };
+        self.request::<rsrc::protocol::lifecycle::EmptyResult>(
+            &context,
+            HostRequest::Subscribe(params),
+        )
+        .await
+        .map(drop)
     }
 
     /// `resources/unsubscribe` (2025 revisions).
     pub async fn unsubscribe(
         &self,
-        mut request: UnsubscribeRequestParams,
-        context: RequestContext<RoleServer>,
+        request: UnsubscribeRequestParams,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        request.meta = None;
-        self.request::<_, Value>(&context, "resources/unsubscribe", &request)
-            .await
-            .map(drop)
+        let params = ours::ResourceParams {
+            uri: request.uri,
+            meta: convert::take_meta(&mut context),
+        };
+        self.request::<rsrc::protocol::lifecycle::EmptyResult>(
+            &context,
+            HostRequest::Unsubscribe(params),
+        )
+        .await
+        .map(drop)
     }
 
     /// What a `subscriptions/listen` stream (2026-07-28) is acknowledged with: the
     /// resources' list changes if a provider publishes them, and the requested URIs if
     /// a provider offers subscriptions (at most `ServerConfig::max_subscriptions`). rmcp
-    /// asks this synchronously, before `listen` runs; the engine then subscribes to the
-    /// URIs that exist and that their provider accepts, as rsrc's own server
-    /// acknowledges (`docs/rmcp.md`). Where the change log stands, and whether every
-    /// provider hears every change yet (a watcher may still be starting), is noted here,
-    /// before the acknowledgement, so that a change a client makes as soon as it is
-    /// acknowledged reaches the stream (`replay.rs`).
+    /// asks this synchronously and acknowledges the stream itself before `listen` runs,
+    /// so the engine holds the stream's changes from here on
+    /// ([`rsrc::Server::hold_changes`]); `listen` then subscribes to the URIs that exist
+    /// and that their provider accepts, as rsrc's own server acknowledges
+    /// (`docs/rmcp.md`).
     pub fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        self.shared
-            .log
-            .note(self.shared.server.hears_every_change());
         let offered = self
             .shared
-            .discovered
             .capabilities
             .resources
             .clone()
@@ -375,42 +410,36 @@ impl Resources {
                 Vec::new()
             });
         }
+        self.connection.hold(&self.shared.server, &accepted);
         Some(accepted)
     }
 
     /// `subscriptions/listen` (2026-07-28): runs the engine's stream for the accepted
     /// filter until rmcp ends it, its changes sent on the stream.
     pub async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let since = self.shared.log.noted();
-        let params = json!({ "notifications": context.accepted() });
-        let mode = engine::Mode::Listen {
-            log: &self.shared.log,
-            since,
+        let accepted = context.accepted();
+        let held = self.connection.take_held(accepted);
+        let mut request = context.request_context().clone();
+        let params = rsrc::protocol::subscriptions::SubscriptionsListenParams {
+            notifications: convert::filter(accepted),
+            meta: convert::take_meta(&mut request),
         };
-        let reply = self
-            .call(
-                context.request_context(),
-                "subscriptions/listen",
-                &params,
-                mode,
-            )
-            .await?;
-        match reply.as_ref().and_then(|r| r.error_object()) {
-            Some(e) => Err(engine::error_data(e)),
-            None => Ok(()),
-        }
+        engine::run(
+            &self.shared.server,
+            &self.connection,
+            &request,
+            HostRequest::Listen(params, held),
+            Mode::Listen,
+            Reply::into_typed::<rsrc::protocol::subscriptions::SubscriptionsListenResult>,
+        )
+        .await
+        .map(drop)
     }
 
-    /// Opens the connection's 2025 session when rmcp's handshake is done, so that list
+    /// Opens the connection's session when rmcp's handshake is done, so that list
     /// changes reach the client before its first resource request.
     pub fn on_initialized(&self, context: &NotificationContext<RoleServer>) {
-        let legacy = context
-            .peer
-            .peer_info()
-            .is_some_and(|info| !engine::is_modern_version(&info.protocol_version));
-        if legacy {
-            self.connection.session(&self.shared.server, &context.peer);
-        }
+        self.connection.session(&self.shared.server, &context.peer);
     }
 
     /// A request rmcp does not know (`resources/metadata`; an extension method; an
@@ -421,160 +450,145 @@ impl Resources {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> CustomOutcome {
-        let params = match &request.params {
-            None => Value::Object(Default::default()),
-            Some(p @ Value::Object(_)) => p.clone(),
+        let mut params = match &request.params {
+            None => Map::new(),
+            Some(Value::Object(p)) => p.clone(),
             Some(_) => return CustomOutcome::NotServed(request, context),
         };
-        let reply = self
-            .call(&context, &request.method, &params, engine::Mode::Request)
-            .await;
-        let reply = match reply {
-            Ok(Some(reply)) => reply,
-            Ok(None) => {
-                return CustomOutcome::Answered(Err(ErrorData::internal_error("no reply", None)));
-            }
-            Err(e) => return CustomOutcome::Answered(Err(e)),
+        // rmcp keeps the request's `_meta` in its context (left there for your handler,
+        // should the engine not serve the method).
+        let meta = match params.remove("_meta") {
+            Some(Value::Object(meta)) => convert::meta_of(meta),
+            _ => convert::meta_of(context.meta.0.0.clone()),
         };
-        if reply
-            .error_object()
-            .is_some_and(|e| e.code == rsrc::protocol::ErrorCode::METHOD_NOT_FOUND)
+        let host = if request.method
+            == <rsrc::protocol::methods::ResourceMetadata as rsrc::protocol::methods::Method>::NAME
         {
-            return CustomOutcome::NotServed(request, context);
-        }
-        CustomOutcome::Answered(engine::decode::<Value>(reply).map(|mut result| {
-            if let Some(Value::Object(meta)) = result.get_mut("_meta")
-                && let Some(info) = self.shared.server_info.get()
-                && meta.contains_key(convert::SERVER_INFO)
-            {
-                meta.insert(convert::SERVER_INFO.to_owned(), info.clone());
+            match serde_json::from_value::<ours::ResourceParams>(Value::Object(params.clone())) {
+                Ok(mut p) => {
+                    p.meta = meta;
+                    HostRequest::Metadata(p)
+                }
+                Err(_) => HostRequest::Other {
+                    method: request.method.clone(),
+                    meta,
+                    params,
+                },
             }
-            CustomResult(result)
-        }))
+        } else {
+            HostRequest::Other {
+                method: request.method.clone(),
+                meta,
+                params,
+            }
+        };
+        let answer = engine::run(
+            &self.shared.server,
+            &self.connection,
+            &context,
+            host,
+            Mode::Request,
+            Reply::into_json,
+        )
+        .await;
+        match answer {
+            Err(e) if e.code.0 == rsrc::protocol::ErrorCode::METHOD_NOT_FOUND.0 => {
+                CustomOutcome::NotServed(request, context)
+            }
+            Err(e) => CustomOutcome::Answered(Err(e)),
+            Ok(None) => CustomOutcome::Answered(Err(ErrorData::internal_error("no reply", None))),
+            Ok(Some(result)) => CustomOutcome::Answered(Ok(CustomResult(result))),
+        }
     }
 
     /// `skills/list` (the skills extension, when a skills provider is installed).
     pub async fn list_skills(
         &self,
         request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
-        let mut params = request.unwrap_or_default();
-        params.meta = None;
-        let mut result: ListSkillsResult = self.request(&context, "skills/list", &params).await?;
-        self.fix_meta(&mut result.meta);
-        Ok(result)
+        let mut params = Map::new();
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            params.insert("cursor".to_owned(), Value::String(cursor));
+        }
+        self.extension(&mut context, "skills/list", params).await
     }
 
     /// `skills/get`.
     pub async fn get_skill(
         &self,
         mut request: GetSkillRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
         request.meta = None;
-        let mut result: GetSkillResult = self.request(&context, "skills/get", &request).await?;
-        self.fix_meta(&mut result.meta);
-        Ok(result)
+        let params = convert::retype(&request)?;
+        self.extension(&mut context, "skills/get", params).await
     }
 
     /// `resources/directory/read` (the skills extension): a directory's children.
     pub async fn read_resource_directory(
         &self,
-        mut request: ReadResourceDirectoryRequestParams,
-        context: RequestContext<RoleServer>,
+        request: ReadResourceDirectoryRequestParams,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, ErrorData> {
-        request.meta = None;
-        self.list(&context, "resources/directory/read", &request)
+        let params = ours::ListResourcesParams {
+            uri: Some(request.uri),
+            cursor: request.cursor,
+            meta: convert::take_meta(&mut context),
+            ..Default::default()
+        };
+        self.list(&context, HostRequest::DirectoryRead(params))
             .await
     }
 
     /// A listing method (`resources/list`, `resources/directory/read`): the engine's
     /// page, its resources in rmcp's form from the table of those listed before
     /// (`listed.rs`).
-    async fn list<P: serde::Serialize>(
+    async fn list(
         &self,
         context: &RequestContext<RoleServer>,
-        method: &str,
-        params: &P,
+        request: HostRequest,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let reply = self
-            .call(context, method, params, engine::Mode::Request)
-            .await?
-            .ok_or_else(|| ErrorData::internal_error("no reply", None))?;
-        if let Some(e) = reply.error_object() {
-            return Err(engine::error_data(e));
-        }
-        type Page = rsrc::protocol::resources::ListResourcesResult<rsrc::ListEntry>;
-        match reply.into_result::<Page>() {
-            Ok(page) => self
-                .shared
-                .listed
-                .page(page, self.shared.server_info.get())
-                .map_err(|e| {
-                    ErrorData::internal_error(
-                        format!("a result rmcp's types cannot hold: {e}"),
-                        None,
-                    )
-                }),
-            Err(reply) => {
-                let mut result: ListResourcesResult = engine::decode(reply)?;
-                self.fix_meta(&mut result.meta);
-                Ok(result)
-            }
-        }
+        let page: ours::ListResourcesResult<ListEntry> = self.request(context, request).await?;
+        self.shared.listed.page(page).map_err(|e| {
+            ErrorData::internal_error(format!("a result rmcp's types cannot hold: {e}"), None)
+        })
     }
 
-    async fn call<P: serde::Serialize>(
+    /// An extension method of the engine's, its result as rmcp's type `T`.
+    async fn extension<T: serde::de::DeserializeOwned>(
         &self,
-        context: &RequestContext<RoleServer>,
+        context: &mut RequestContext<RoleServer>,
         method: &str,
-        params: &P,
-        mode: engine::Mode<'_>,
-    ) -> Result<Option<rsrc::server::Reply>, ErrorData> {
-        engine::call(
-            &self.shared.server,
-            &self.connection,
-            context,
-            method,
-            params,
-            mode,
-        )
-        .await
-    }
-
-    async fn request<P: serde::Serialize, T: serde::de::DeserializeOwned>(
-        &self,
-        context: &RequestContext<RoleServer>,
-        method: &str,
-        params: &P,
+        params: Map<String, Value>,
     ) -> Result<T, ErrorData> {
-        engine::request(
+        let request = HostRequest::Other {
+            method: method.to_owned(),
+            meta: convert::take_meta(context),
+            params,
+        };
+        let result = engine::run(
             &self.shared.server,
             &self.connection,
             context,
-            method,
-            params,
+            request,
+            Mode::Request,
+            Reply::into_json,
         )
-        .await
+        .await?
+        .ok_or_else(|| ErrorData::internal_error("no reply", None))?;
+        serde_json::from_value(result).map_err(|e| {
+            ErrorData::internal_error(format!("a result rmcp's types cannot hold: {e}"), None)
+        })
     }
 
-    fn fix_meta(&self, meta: &mut Option<MetaObject>) {
-        if let Some(meta) = meta {
-            convert::set_server_info(meta, self.shared.server_info.get());
-        }
+    async fn request<T: 'static>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        request: HostRequest,
+    ) -> Result<T, ErrorData> {
+        engine::request(&self.shared.server, &self.connection, context, request).await
     }
-}
-
-/// The engine's `server/discover`, asked once: its capabilities are fixed when it is
-/// built.
-fn discover(server: &Server) -> DiscoverResult {
-    // The handler answers at once: it only reads the server's state.
-    engine::alone(server, "server/discover", json!({}))
-        .now_or_never()
-        .flatten()
-        .and_then(|r| engine::decode(r).ok())
-        .unwrap_or_else(|| DiscoverResult::new(REVISIONS.to_vec(), ServerCapabilities::default()))
 }
 
 /// Adds `ours` (the engine's) to `caps` (the rmcp server's), keeping what `caps` declares.
@@ -590,10 +604,15 @@ fn merge_capabilities(caps: &mut ServerCapabilities, ours: &ServerCapabilities) 
     if caps.logging.is_none() {
         caps.logging.clone_from(&ours.logging);
     }
-    if let Some(extensions) = &ours.extensions {
-        let mine = caps.extensions.get_or_insert_with(Default::default);
-        for (id, settings) in extensions {
-            mine.entry(id.clone()).or_insert_with(|| settings.clone());
+    for (mine, theirs) in [
+        (&mut caps.extensions, &ours.extensions),
+        (&mut caps.experimental, &ours.experimental),
+    ] {
+        if let Some(theirs) = theirs {
+            let mine = mine.get_or_insert_with(Default::default);
+            for (id, settings) in theirs {
+                mine.entry(id.clone()).or_insert_with(|| settings.clone());
+            }
         }
     }
 }

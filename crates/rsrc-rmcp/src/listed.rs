@@ -21,7 +21,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{ListResourcesResult, Resource};
+use rsrc::protocol::jsonrpc::RequestId;
 use rsrc::protocol::resources;
+use rsrc::server::{HostRequest, Outcome, Reply};
 use rsrc::{ListEntry, Server};
 
 /// Most resources whose rmcp forms are kept (about 0.5 KB each with their encoding): a
@@ -54,12 +56,10 @@ impl std::fmt::Debug for Listed {
 }
 
 impl Listed {
-    /// A page (already fitted to its revision by the engine) as rmcp's, with
-    /// `server_info` as the serverInfo of a 2026-07-28 result.
+    /// A page (already fitted to its revision by the engine) as rmcp's.
     pub(crate) fn page(
         &self,
         page: resources::ListResourcesResult<ListEntry>,
-        server_info: Option<&serde_json::Value>,
     ) -> Result<ListResourcesResult, serde_json::Error> {
         let resources::ListResourcesResult {
             resources,
@@ -74,7 +74,7 @@ impl Listed {
         out.result_type = result_type.map(|_| rmcp::model::ResultType::COMPLETE);
         out.ttl_ms = ttl_ms;
         out.cache_scope = cache_scope.map(crate::convert::cache_scope_of);
-        out.meta = crate::convert::result_meta(meta, server_info);
+        out.meta = crate::convert::result_meta(meta);
         Ok(out)
     }
 
@@ -118,18 +118,32 @@ impl Listed {
     /// than the table keeps), as a client would, and keeps their rmcp forms
     /// (`Resources::prepare_listing`). Stops at the first error.
     pub(crate) async fn prepare(&self, server: &Server, max_pages: usize) {
+        // A client of no connection, speaking 2026-07-28 on a session of its own.
+        let session = server.open_session(None, rsrc::Notifier::discard());
         let mut cursor: Option<String> = None;
         for _ in 0..max_pages {
-            let params = serde_json::json!({ "cursor": cursor });
-            let Some(reply) = crate::engine::alone(server, "resources/list", params).await else {
-                return;
+            let meta = rsrc::protocol::meta::RequestMeta::modern(
+                rsrc::protocol::ProtocolVersion::LATEST.as_str(),
+                server.info().clone(),
+            );
+            let params = resources::ListResourcesParams {
+                cursor: cursor.take(),
+                meta: Some(meta),
+                ..Default::default()
             };
-            let Ok(page) = reply.into_result::<resources::ListResourcesResult<ListEntry>>() else {
+            let request = server.prepare_typed(RequestId::Number(0), HostRequest::List(params));
+            let reply = match server.run(&session, request, &rsrc::Notifier::discard()) {
+                Outcome::Running(running) => running.await,
+                Outcome::Refused(_) | Outcome::Answered(_) => None,
+            };
+            let Some(Ok(page)) =
+                reply.map(Reply::into_typed::<resources::ListResourcesResult<ListEntry>>)
+            else {
                 return;
             };
             cursor.clone_from(&page.next_cursor);
             let size = page.resources.len();
-            if self.page(page, None).is_err() || cursor.is_none() {
+            if self.page(page).is_err() || cursor.is_none() {
                 return;
             }
             // The next page would start the table again: the first pages, the ones a
@@ -180,14 +194,14 @@ mod tests {
         let a = ListEntry::encoded(Resource::new("t:///a", "a").with_mime_type("text/plain"));
         let b = ListEntry::encoded(Resource::new("t:///b", "b \"quoted\" é"));
         let first = page(vec![a.clone(), b]);
-        let out = listed.page(first.clone(), None).unwrap();
+        let out = listed.page(first.clone()).unwrap();
         assert_eq!(out, decoded(&first));
         assert_eq!(listed.lock().entries, 2);
-        assert_eq!(listed.page(first.clone(), None).unwrap(), decoded(&first));
+        assert_eq!(listed.page(first.clone()).unwrap(), decoded(&first));
 
         let b2 = ListEntry::encoded(Resource::new("t:///b", "b").with_mime_type("text/markdown"));
         let changed = page(vec![a, b2]);
-        let out = listed.page(changed.clone(), None).unwrap();
+        let out = listed.page(changed.clone()).unwrap();
         assert_eq!(out, decoded(&changed));
         assert_eq!(out.resources[1].mime_type.as_deref(), Some("text/markdown"));
         assert_eq!(
@@ -222,7 +236,7 @@ mod tests {
     fn typed_entries_are_decoded_every_time_and_not_kept() {
         let listed = Listed::default();
         let typed = page(vec![ListEntry::from(Resource::new("t:///a", "a"))]);
-        assert_eq!(listed.page(typed.clone(), None).unwrap(), decoded(&typed));
+        assert_eq!(listed.page(typed.clone()).unwrap(), decoded(&typed));
         assert_eq!(listed.lock().entries, 0);
     }
 }

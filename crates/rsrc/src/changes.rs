@@ -13,6 +13,8 @@
 //!   URI at most once; a task per listener delivers the outbox when its transport has
 //!   room, so a slow consumer receives the latest state rather than a backlog.
 //! - Observers ([`ChangeFeed::on_change`]) see a change before any listener does.
+//! - A listener delivers `list_changed` [`LIST_SETTLE`] after it was published, as one
+//!   for every `list_changed` published meanwhile.
 //! - Locks: the hub's before a listener's, never the reverse; a listener's set and the
 //!   hub's entries change together.
 //! - With a [`ChangeBus`] (see [`crate::bus`]), a change published here also goes to the
@@ -25,12 +27,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, Weak};
 
 use rsrc_protocol::jsonrpc::RequestId;
 use rsrc_protocol::meta::NotificationMeta;
-use rsrc_protocol::methods::{ResourceListChanged, ResourceUpdated};
 use rsrc_protocol::resources::{EmptyNotificationParams, ResourceUpdatedParams};
 use tokio::sync::Notify;
 
 use crate::bus::{BusEvent, BusSink, ChangeBus, Lease, RemoteEvents};
-use crate::context::Notifier;
+use crate::context::{Notification, Notifier};
 
 /// A provider's outlet for changes. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -75,8 +76,11 @@ impl ChangeFeed {
     }
 
     /// The set of resources changed: listeners of list changes are told, on every
-    /// instance.
+    /// instance. On a server where no mount declares `listChanged` (no provider
+    /// publishes list changes and none is [announced](crate::Router::mount_announced)),
+    /// no client can hear it: the first such call logs a warning.
     pub fn list_changed(&self) {
+        self.hub.warn_if_unheard();
         self.hub.list_changed();
         self.broadcast(|| BusEvent::ListChanged);
     }
@@ -169,6 +173,11 @@ pub(crate) struct Hub {
     bus: Option<Arc<dyn ChangeBus>>,
     /// Handlers of other instances' signals ([`ChangeFeed::on_signal`]).
     signals: RwLock<Signals>,
+    /// Whether some mount declares `listChanged`, so that clients can hear a
+    /// `list_changed` announced: set when the server is built.
+    lists_audible: AtomicBool,
+    /// Whether a `list_changed` no client could hear was warned of.
+    warned_unheard: AtomicBool,
 }
 
 impl std::fmt::Debug for Hub {
@@ -206,6 +215,23 @@ impl Hub {
             bus.attach(BusSink::new(sink));
         }
         hub
+    }
+
+    /// Records whether clients can hear a `list_changed` (some mount declares it).
+    pub(crate) fn set_lists_audible(&self, audible: bool) {
+        self.lists_audible.store(audible, Ordering::Release);
+    }
+
+    fn warn_if_unheard(&self) {
+        if !self.lists_audible.load(Ordering::Acquire)
+            && !self.warned_unheard.swap(true, Ordering::AcqRel)
+        {
+            tracing::warn!(
+                "list_changed() was announced, but no mount declares listChanged, so no \
+                 client can hear it: mount the provider whose resources your code changes \
+                 with mount_announced"
+            );
+        }
     }
 
     /// The bus to the other instances, if any.
@@ -254,17 +280,23 @@ impl Hub {
         subscription: Option<RequestId>,
         max: usize,
     ) -> Arc<Listener> {
-        let outbox = Arc::new(Outbox::default());
-        let stream = subscription.is_some();
+        let listener = self.parked(subscription.is_some(), max);
+        listener.start(notifier, subscription);
+        listener
+    }
+
+    /// A listener that collects changes in its outbox (coalesced, as always) but delivers
+    /// nothing until [`Listener::start`]: for a stream whose host acknowledged it before
+    /// the engine runs it. `stream`: a `subscriptions/listen` stream's.
+    pub(crate) fn parked(self: &Arc<Self>, stream: bool, max: usize) -> Arc<Listener> {
         if stream {
             metrics::gauge!(crate::observe::LISTEN_STREAMS_OPEN).increment(1);
         }
-        tokio::spawn(deliver(Arc::clone(&outbox), notifier, subscription));
         Arc::new(Listener {
             stream,
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             hub: Arc::clone(self),
-            outbox,
+            outbox: Arc::new(Outbox::default()),
             uris: Mutex::new(HashSet::new()),
             lists: AtomicBool::new(false),
             max,
@@ -368,11 +400,24 @@ impl Outbox {
         }
     }
 
+    /// Takes a `list_changed` that waits, if one does (it is being delivered now).
+    fn take_list(&self) {
+        let mut p = lock(&self.pending);
+        if std::mem::take(&mut p.list) {
+            p.order.retain(|c| !matches!(c, Change::List));
+            notification(Change::List.kind(), "coalesced");
+        }
+    }
+
     fn close(&self) {
         lock(&self.pending).closed = true;
         self.wake.notify_one();
     }
 }
+
+/// How long a listener waits before it delivers a `list_changed`, so that the same
+/// change announced again meanwhile goes out once.
+const LIST_SETTLE: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Counts a change notification by kind and outcome (`rsrc_notifications_total`).
 fn notification(kind: &'static str, outcome: &'static str) {
@@ -410,14 +455,21 @@ async fn deliver(outbox: Arc<Outbox>, notifier: Notifier, subscription: Option<R
                     title: None,
                     meta: meta(),
                 };
-                let sent = notifier.notify_when_ready::<ResourceUpdated>(&params).await;
+                let sent = notifier
+                    .send_when_ready(Notification::Updated(params))
+                    .await;
                 notification("resource_updated", delivered(sent));
             }
             Next::Deliver(Change::List) => {
+                // One change is often announced twice within a moment (a tool's
+                // `list_changed()` and the watcher that saw its write): the list settles
+                // first, and what came meanwhile goes out as one.
+                tokio::time::sleep(LIST_SETTLE).await;
+                outbox.take_list();
                 let sent = notifier
-                    .notify_when_ready::<ResourceListChanged>(&EmptyNotificationParams {
+                    .send_when_ready(Notification::ListChanged(EmptyNotificationParams {
                         meta: meta(),
-                    })
+                    }))
                     .await;
                 notification("list_changed", delivered(sent));
             }
@@ -471,16 +523,31 @@ impl Listener {
     }
 
     /// The subscribed URIs, sorted.
-    #[cfg(feature = "http")]
     pub(crate) fn uris(&self) -> Vec<String> {
         let mut uris: Vec<String> = lock(&self.uris).iter().cloned().collect();
         uris.sort();
         uris
     }
 
+    /// Starts delivering its outbox through `notifier`, tagged with `subscription`
+    /// (called once: by [`Hub::listener`], or for a [parked](Hub::parked) one).
+    pub(crate) fn start(&self, notifier: Notifier, subscription: Option<RequestId>) {
+        tokio::spawn(deliver(Arc::clone(&self.outbox), notifier, subscription));
+    }
+
+    /// Unsubscribes from `uri`, dropping its update if one waits in the outbox.
+    pub(crate) fn forget(&self, uri: &str) {
+        if self.unsubscribe(uri) {
+            let mut p = lock(&self.outbox.pending);
+            if p.queued.remove(uri) {
+                p.order
+                    .retain(|c| !matches!(c, Change::Updated(u) if u == uri));
+            }
+        }
+    }
+
     /// Queues `list_changed` (if it listens to lists) and an update of every
     /// subscription.
-    #[cfg(feature = "http")]
     pub(crate) fn resync(&self) {
         if self.lists.load(Ordering::Acquire) {
             self.send_list_changed();

@@ -15,17 +15,84 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rsrc_protocol::jsonrpc::{self, RequestId};
 use rsrc_protocol::lifecycle::{LoggingMessageParams, ProgressParams};
-use rsrc_protocol::meta::ProgressToken;
-use rsrc_protocol::methods::{LoggingMessage, NotificationMethod, Progress};
+use rsrc_protocol::meta::{NotificationMeta, ProgressToken};
+use rsrc_protocol::methods::{
+    LoggingMessage, NotificationMethod, Progress, ResourceListChanged, ResourceUpdated,
+    SubscriptionsAcknowledged,
+};
+use rsrc_protocol::resources::{EmptyNotificationParams, ResourceUpdatedParams};
+use rsrc_protocol::subscriptions::SubscriptionsAcknowledgedParams;
 use rsrc_protocol::{Implementation, LoggingLevel, ProtocolVersion};
-use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use crate::budget::{ByteBudget, Held, Reservation};
 
-/// The outlet for notifications of one connection, session or request stream. Each item
-/// is one encoded JSON-RPC message without a trailing newline.
+/// A notification the engine sends, typed: every one there is. A transport receives
+/// them encoded ([`Notifier::channel`], [`Notifier::sink`]); a host SDK that encodes them
+/// itself receives them as they are ([`Notifier::typed`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Notification {
+    /// `notifications/progress`, for a request that asked for it.
+    Progress(ProgressParams),
+    /// `notifications/message`, at or above the level the client asked for.
+    Log(LoggingMessageParams),
+    /// `notifications/resources/updated`.
+    Updated(ResourceUpdatedParams),
+    /// `notifications/resources/list_changed`.
+    ListChanged(EmptyNotificationParams),
+    /// `notifications/subscriptions/acknowledged`: what a `subscriptions/listen` stream
+    /// holds, sent before anything is delivered on it.
+    Acknowledged(SubscriptionsAcknowledgedParams),
+}
+
+impl Notification {
+    /// Its method's wire name.
+    pub fn method(&self) -> &'static str {
+        match self {
+            Notification::Progress(_) => Progress::NAME,
+            Notification::Log(_) => LoggingMessage::NAME,
+            Notification::Updated(_) => ResourceUpdated::NAME,
+            Notification::ListChanged(_) => ResourceListChanged::NAME,
+            Notification::Acknowledged(_) => SubscriptionsAcknowledged::NAME,
+        }
+    }
+
+    /// The `subscriptions/listen` stream it belongs to (2026-07-28), if it belongs to one.
+    pub fn subscription(&self) -> Option<&RequestId> {
+        self.meta()?.subscription_id.as_ref()
+    }
+
+    /// Its `_meta`, if it has one.
+    pub fn meta(&self) -> Option<&NotificationMeta> {
+        match self {
+            Notification::Progress(p) => p.meta.as_ref(),
+            Notification::Log(p) => p.meta.as_ref(),
+            Notification::Updated(p) => p.meta.as_ref(),
+            Notification::ListChanged(p) => p.meta.as_ref(),
+            Notification::Acknowledged(p) => p.meta.as_ref(),
+        }
+    }
+
+    /// The JSON-RPC message, without a trailing newline.
+    pub fn encode(&self) -> serde_json::Result<Vec<u8>> {
+        let mut buf = Vec::with_capacity(128);
+        let method = self.method();
+        match self {
+            Notification::Progress(p) => jsonrpc::write_notification(&mut buf, method, Some(p)),
+            Notification::Log(p) => jsonrpc::write_notification(&mut buf, method, Some(p)),
+            Notification::Updated(p) => jsonrpc::write_notification(&mut buf, method, Some(p)),
+            Notification::ListChanged(p) => jsonrpc::write_notification(&mut buf, method, Some(p)),
+            Notification::Acknowledged(p) => jsonrpc::write_notification(&mut buf, method, Some(p)),
+        }?;
+        Ok(buf)
+    }
+}
+
+/// The outlet for notifications of one connection, session or request stream: encoded
+/// JSON-RPC messages (without a trailing newline) for a transport, or typed
+/// [`Notification`]s for a host SDK.
 #[derive(Clone)]
 pub struct Notifier {
     outlet: Outlet,
@@ -36,6 +103,7 @@ enum Outlet {
     Discard,
     Channel(mpsc::Sender<Vec<u8>>),
     Sink(Arc<dyn NotificationSink>),
+    Typed(mpsc::Sender<Notification>),
 }
 
 impl std::fmt::Debug for Notifier {
@@ -44,6 +112,7 @@ impl std::fmt::Debug for Notifier {
             Outlet::Discard => "Notifier(discard)",
             Outlet::Channel(_) => "Notifier(channel)",
             Outlet::Sink(_) => "Notifier(sink)",
+            Outlet::Typed(_) => "Notifier(typed)",
         })
     }
 }
@@ -90,49 +159,62 @@ impl Notifier {
         }
     }
 
-    /// Encodes and queues a notification. Returns `false` when it was dropped because
-    /// the queue is full or the transport is gone.
-    pub fn notify<M: NotificationMethod>(&self, params: &M::Params) -> bool {
-        self.send_encoded(M::NAME, params)
+    /// A notifier for a host SDK that encodes notifications itself: the receiving end
+    /// gets them typed, at most `capacity` queued.
+    pub fn typed(capacity: usize) -> (Notifier, mpsc::Receiver<Notification>) {
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        (
+            Notifier {
+                outlet: Outlet::Typed(tx),
+            },
+            rx,
+        )
     }
 
-    /// Encodes and sends a notification once the outlet has room, waiting for it rather
-    /// than dropping. Returns `false` if the transport is gone.
-    pub async fn notify_when_ready<M: NotificationMethod>(&self, params: &M::Params) -> bool {
-        let mut buf = Vec::with_capacity(128);
-        if jsonrpc::write_notification(&mut buf, M::NAME, Some(params)).is_err() {
-            return false;
-        }
+    /// Queues a notification. Returns `false` when it was dropped because the queue is
+    /// full or the transport is gone.
+    pub(crate) fn send(&self, notification: Notification) -> bool {
         match &self.outlet {
             Outlet::Discard => false,
-            Outlet::Channel(tx) => match tx.reserve().await {
-                Ok(permit) => {
-                    permit.send(buf);
+            Outlet::Typed(tx) => tx.try_send(notification).is_ok(),
+            Outlet::Channel(tx) => encoded(&notification).is_some_and(|b| tx.try_send(b).is_ok()),
+            Outlet::Sink(sink) => encoded(&notification).is_some_and(|b| sink.push(b)),
+        }
+    }
+
+    /// Sends a notification once the outlet has room, waiting for it rather than
+    /// dropping. Returns `false` if the transport is gone.
+    pub(crate) async fn send_when_ready(&self, notification: Notification) -> bool {
+        match &self.outlet {
+            Outlet::Discard => false,
+            Outlet::Typed(tx) => tx.send(notification).await.is_ok(),
+            Outlet::Channel(tx) => match (encoded(&notification), tx.reserve().await) {
+                (Some(bytes), Ok(permit)) => {
+                    permit.send(bytes);
                     true
                 }
-                Err(_) => false,
+                _ => false,
             },
-            Outlet::Sink(sink) => {
-                sink.ready().await;
-                sink.push(buf)
-            }
+            Outlet::Sink(sink) => match encoded(&notification) {
+                Some(bytes) => {
+                    sink.ready().await;
+                    sink.push(bytes)
+                }
+                None => false,
+            },
         }
     }
+}
 
-    fn send_encoded<P: Serialize>(&self, method: &str, params: &P) -> bool {
-        if matches!(self.outlet, Outlet::Discard) {
-            return false;
-        }
-        let mut buf = Vec::with_capacity(128);
-        if jsonrpc::write_notification(&mut buf, method, Some(params)).is_err() {
-            return false;
-        }
-        match &self.outlet {
-            Outlet::Discard => false,
-            Outlet::Channel(tx) => tx.try_send(buf).is_ok(),
-            Outlet::Sink(sink) => sink.push(buf),
-        }
-    }
+/// `notification` encoded, or `None` (logged) if it cannot be: a provider's log data
+/// holding a non-finite number, say.
+fn encoded(notification: &Notification) -> Option<Vec<u8>> {
+    notification
+        .encode()
+        .inspect_err(|e| {
+            tracing::debug!(method = notification.method(), error = %e, "a notification could not be encoded");
+        })
+        .ok()
 }
 
 /// What a provider knows about the request it is serving.
@@ -284,13 +366,15 @@ impl RequestContext {
             }
             *last = Some(progress);
         }
-        self.state.notifier.notify::<Progress>(&ProgressParams {
-            progress_token: token.clone(),
-            progress,
-            total: total.filter(|t| t.is_finite()),
-            message: message.map(str::to_owned),
-            meta: None,
-        });
+        self.state
+            .notifier
+            .send(Notification::Progress(ProgressParams {
+                progress_token: token.clone(),
+                progress,
+                total: total.filter(|t| t.is_finite()),
+                message: message.map(str::to_owned),
+                meta: None,
+            }));
     }
 
     /// Sends `notifications/message` when the client asked for this level or lower.
@@ -301,12 +385,12 @@ impl RequestContext {
         if self.state.log_level.is_some_and(|min| level >= min) {
             self.state
                 .notifier
-                .notify::<LoggingMessage>(&LoggingMessageParams {
+                .send(Notification::Log(LoggingMessageParams {
                     level,
                     logger: logger.map(str::to_owned),
                     data,
                     meta: None,
-                });
+                }));
         }
     }
 
@@ -395,7 +479,7 @@ mod tests {
             message: None,
             meta: None,
         };
-        assert!(notifier.notify::<Progress>(&p));
-        assert!(!notifier.notify::<Progress>(&p));
+        assert!(notifier.send(Notification::Progress(p.clone())));
+        assert!(!notifier.send(Notification::Progress(p)));
     }
 }

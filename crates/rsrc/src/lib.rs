@@ -53,7 +53,7 @@ pub use budget::{ByteBudget, Reservation};
 pub use cache::{CacheLimits, CachePolicy, Cached, ReadCache};
 pub use changes::{ChangeEvent, ChangeFeed};
 pub use content::Representation;
-pub use context::{NotificationSink, Notifier, RequestContext};
+pub use context::{Notification, NotificationSink, Notifier, RequestContext};
 pub use error::{DeclareError, NotFound, ResourceError, TemplateError};
 pub use extension::PromptCompletion;
 pub use filter::Filter;

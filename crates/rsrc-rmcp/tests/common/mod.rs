@@ -23,7 +23,7 @@ use rmcp::{
 };
 use rsrc::protocol::Resource;
 use rsrc::{Representation, ResourceSet, ServerConfig as EngineConfig};
-use rsrc_rmcp::{Announced, Resources, resource_handler};
+use rsrc_rmcp::{Resources, resource_handler};
 use rsrc_testkit::Peer;
 use tokio::sync::mpsc;
 
@@ -101,11 +101,11 @@ pub fn sample_set() -> ResourceSet {
 /// sample set, pages of `page_size`, cursors sealed with [`CURSOR_KEY`].
 pub fn engine(client: &Arc<FakeNotion>, page_size: usize) -> rsrc::Server {
     rsrc::Server::builder("engine", "1.0")
-        .mount(
+        .mount_announced(
             "notion:",
-            Announced::new(Notion {
+            Notion {
                 client: Arc::clone(client),
-            }),
+            },
         )
         .mount("sample:", sample_set())
         .config(EngineConfig {

@@ -20,6 +20,7 @@ mod dispatch;
 mod fit;
 pub(crate) mod gate;
 mod handlers;
+mod host;
 mod inside;
 mod reply;
 mod router;
@@ -40,6 +41,7 @@ use inside::ServerState;
 pub use builder::{BuildError, ServerBuilder};
 pub use config::ServerConfig;
 pub use dispatch::{Handled, Incoming, Notice, Outcome, Prepared, Refusal};
+pub use host::{HeldChanges, HostRequest};
 pub use reply::Reply;
 pub(crate) use reply::Streaming;
 #[cfg(feature = "http")]
@@ -62,9 +64,11 @@ impl Server {
         ServerBuilder::new(Implementation::new(name, version))
     }
 
-    /// The server's name and version.
+    /// The server's name and version: the host's, once one stamped it
+    /// ([`Server::stamp_info`]).
     pub fn info(&self) -> &Implementation {
-        &self.state.core.info
+        let core = &self.state.core;
+        core.host_info.get().unwrap_or(&core.info)
     }
 
     /// The configuration.

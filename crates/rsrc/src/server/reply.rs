@@ -180,6 +180,49 @@ impl Reply {
         }
     }
 
+    /// The typed result (see [`Reply::into_result`]), or the error: for a host that
+    /// knows the result type of the method it ran. A result of another type is an
+    /// internal error.
+    pub fn into_typed<T: 'static>(self) -> Result<T, ErrorObject> {
+        self.into_result().map_err(|reply| match reply.body {
+            Payload::Error(_, e) => e,
+            Payload::Result(..) => ErrorObject::new(
+                ErrorCode::INTERNAL_ERROR,
+                format!(
+                    "a result of another type than {}",
+                    std::any::type_name::<T>()
+                ),
+            ),
+        })
+    }
+
+    /// An extension method's result (the tools bridge's, an application's own: JSON its
+    /// handler built), or the error, for a host; any other result is encoded to JSON.
+    pub fn into_json(self) -> Result<serde_json::Value, ErrorObject> {
+        match self.into_result::<crate::extension::ExtensionResult>() {
+            Ok(result) => Ok(result.value),
+            Err(reply) => match reply.body {
+                Payload::Error(_, e) => Err(e),
+                Payload::Result(id, result) => {
+                    let mut out = Vec::new();
+                    let internal = |e: serde_json::Error| {
+                        ErrorObject::new(ErrorCode::INTERNAL_ERROR, e.to_string())
+                    };
+                    result
+                        .encode(&id, &mut out, usize::MAX, &mut Vec::new())
+                        .map_err(internal)?;
+                    #[derive(serde::Deserialize)]
+                    struct Envelope {
+                        result: serde_json::Value,
+                    }
+                    serde_json::from_slice::<Envelope>(&out)
+                        .map(|e| e.result)
+                        .map_err(internal)
+                }
+            },
+        }
+    }
+
     /// The error, if this is an error response.
     pub fn error_object(&self) -> Option<&ErrorObject> {
         match &self.body {

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use crate::error::DeclareError;
-use crate::provider::{DynProvider, IntoProvider, Mounted, Provider};
+use crate::provider::{DynProvider, IntoProvider, Mounted, Provider, ProviderCapabilities};
 
 /// Providers mounted by URI prefix.
 ///
@@ -24,6 +24,21 @@ pub struct Router {
 pub(crate) struct Mount {
     pub(crate) prefix: String,
     pub(crate) provider: Arc<dyn DynProvider>,
+    /// Code outside the provider announces its changes ([`Router::mount_announced`]).
+    pub(crate) announced: bool,
+}
+
+impl Mount {
+    /// What the mount offers: its provider's capabilities, and subscriptions and list
+    /// changes when it is announced.
+    pub(crate) fn capabilities(&self) -> ProviderCapabilities {
+        let offered = self.provider.capabilities();
+        if self.announced {
+            offered.with_subscribe(true).with_list_changed(true)
+        } else {
+            offered
+        }
+    }
 }
 
 impl std::fmt::Debug for Router {
@@ -46,8 +61,23 @@ impl Router {
     /// declares must lie under the prefix (a template may also begin with a part of it,
     /// `db://{name}/…` under `db://shop`), or [`ServerBuilder::build`](super::ServerBuilder::build) fails naming both.
     #[must_use]
-    pub fn mount<P: IntoProvider>(mut self, prefix: impl Into<String>, provider: P) -> Self {
-        let prefix = prefix.into();
+    pub fn mount<P: IntoProvider>(self, prefix: impl Into<String>, provider: P) -> Self {
+        self.add(prefix.into(), provider, false)
+    }
+
+    /// Mounts `provider` as [`Router::mount`] does, for resources that code outside it
+    /// changes (a tool of the application): the server then declares
+    /// `resources.subscribe` and `resources.listChanged` for it, and the changes that
+    /// code announces through [`Server::changes`](crate::Server::changes)
+    /// (`updated(uri)`, `list_changed()`) reach the read cache and the clients. A
+    /// provider that watches its source itself (a directory, a database) needs no
+    /// announcing: it publishes its own changes.
+    #[must_use]
+    pub fn mount_announced<P: IntoProvider>(self, prefix: impl Into<String>, provider: P) -> Self {
+        self.add(prefix.into(), provider, true)
+    }
+
+    fn add<P: IntoProvider>(mut self, prefix: String, provider: P, announced: bool) -> Self {
         let provider = provider
             .into_provider()
             .and_then(|p| match outside_mount(&prefix, &p) {
@@ -61,6 +91,7 @@ impl Router {
             Ok(provider) => self.mounts.push(Mount {
                 provider: Arc::new(Mounted::new(provider, &prefix)),
                 prefix,
+                announced,
             }),
             Err(e) => self.invalid.push((prefix, e)),
         }

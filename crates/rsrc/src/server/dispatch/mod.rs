@@ -19,7 +19,7 @@ mod run;
 
 pub(crate) use prepare::ENGINE_METHODS;
 pub use prepare::{Incoming, Notice, Prepared};
-pub(super) use prepare::{notify, oversized, prepare};
+pub(super) use prepare::{notify, oversized, prepare, prepare_typed};
 pub(super) use run::run;
 pub use run::{Outcome, Refusal};
 

@@ -22,6 +22,7 @@ use serde_json::value::RawValue;
 
 use super::super::Server;
 use super::super::gate::{Asked, Eras, Kind};
+use super::super::host::{HeldChanges, HostRequest};
 use super::super::reply::Reply;
 use super::super::session::Session;
 use crate::extension::ExtensionParams;
@@ -50,6 +51,8 @@ pub struct Prepared {
     /// The trace context the transport carried (the HTTP `traceparent` and
     /// `tracestate` headers), used when `_meta` carries none.
     pub(super) carried: Option<Box<[Option<String>; 2]>>,
+    /// A listen stream's changes, held since its host acknowledged it.
+    pub(super) held: Option<HeldChanges>,
 }
 
 impl Prepared {
@@ -278,6 +281,19 @@ impl Peek {
     fn of(params: Option<&RawValue>) -> Peek {
         jsonrpc::decode_params(params).unwrap_or_default()
     }
+
+    /// What a host's typed params say.
+    fn typed(
+        meta: Option<RequestMeta>,
+        params: &serde_json::Map<String, serde_json::Value>,
+    ) -> Peek {
+        let member = |name: &str| params.get(name).and_then(|v| v.as_str()).map(str::to_owned);
+        Peek {
+            meta,
+            uri: member("uri"),
+            name: member("name"),
+        }
+    }
 }
 
 fn string_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
@@ -303,6 +319,7 @@ fn prepare_message(server: &Server, message: Message<'_>) -> Incoming {
     match message {
         Message::Request(Request { id, method, params }) => Incoming::Request(Prepared {
             carried: None,
+            held: None,
             call: Box::new(Call::decode(server, &method, params)),
             method: method.into_owned().into_boxed_str(),
             id,
@@ -330,6 +347,76 @@ fn notice(n: &Notification<'_>) -> Notice {
         },
         other => NoticeKind::Other(other.into()),
     })
+}
+
+/// A request a host handed over typed (see [`Server::prepare_typed`](crate::Server::prepare_typed)):
+/// the same [`Call`] as its decoding from the wire would give.
+pub(in crate::server) fn prepare_typed(
+    server: &Server,
+    id: RequestId,
+    request: HostRequest,
+) -> Prepared {
+    let mut held = None;
+    let (method, call): (&str, Call) = match request {
+        HostRequest::Ping(p) => (Ping::NAME, Call::Ping(p)),
+        HostRequest::Discover(p) => (Discover::NAME, Call::Discover(p)),
+        HostRequest::SetLevel(p) => (SetLevel::NAME, Call::SetLevel(p)),
+        HostRequest::List(p) => (ListResources::NAME, Call::List(p)),
+        HostRequest::DirectoryRead(p) => (DirectoryRead::NAME, Call::DirectoryRead(p)),
+        HostRequest::Read(p) => (ReadResource::NAME, Call::Read(p)),
+        HostRequest::Metadata(p) => (ResourceMetadata::NAME, Call::Metadata(p)),
+        HostRequest::Templates(p) => (ListResourceTemplates::NAME, Call::Templates(p)),
+        HostRequest::Complete(p) => (Complete::NAME, Call::Complete(p)),
+        HostRequest::Subscribe(p) => (Subscribe::NAME, Call::Subscribe(p)),
+        HostRequest::Unsubscribe(p) => (Unsubscribe::NAME, Call::Unsubscribe(p)),
+        HostRequest::Listen(p, h) => {
+            held = h;
+            (SubscriptionsListen::NAME, Call::Listen(p))
+        }
+        HostRequest::Other {
+            method,
+            meta,
+            params,
+        } => {
+            let call = if ENGINE_METHODS.contains(&method.as_str()) {
+                // An engine method whose params the host could not type: decoded as from
+                // the wire, to be refused with the same error.
+                let mut params = params;
+                if let Some(meta) = meta {
+                    params.insert(
+                        "_meta".to_owned(),
+                        serde_json::to_value(meta).unwrap_or_default(),
+                    );
+                }
+                match serde_json::value::to_raw_value(&params) {
+                    Ok(raw) => Call::decode(server, &method, Some(&raw)),
+                    Err(e) => Call::Invalid {
+                        error: format!("invalid params: {e}"),
+                        eras: Eras::Both,
+                        peek: Peek::default(),
+                    },
+                }
+            } else if server.serves_extension(&method) {
+                Call::Extension(ExtensionParams { meta, rest: params })
+            } else {
+                Call::Unknown(Peek::typed(meta, &params))
+            };
+            return Prepared {
+                id,
+                method: method.into_boxed_str(),
+                call: Box::new(call),
+                carried: None,
+                held: None,
+            };
+        }
+    };
+    Prepared {
+        id,
+        method: method.into(),
+        call: Box::new(call),
+        carried: None,
+        held,
+    }
 }
 
 /// Applies a notification to `session`.

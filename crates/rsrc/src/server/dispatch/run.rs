@@ -209,6 +209,7 @@ pub(in crate::server) fn run(
         method,
         call,
         carried,
+        held,
     } = request;
     let call = *call;
     let mut op = Operation::new(server, session, &method);
@@ -289,7 +290,7 @@ pub(in crate::server) fn run(
                 handlers::unsubscribe(srv, ctx, p, session)
             })
         }
-        Call::Listen(p) => start.run(p, handlers::listen),
+        Call::Listen(p) => start.run(p, move |srv, ctx, p| handlers::listen(srv, ctx, p, held)),
         // The tools bridge's methods when it is on; an application's own otherwise.
         Call::Extension(p) => match &*method {
             "tools/list" if server.tools().is_some() => start.run(p, tools::list),

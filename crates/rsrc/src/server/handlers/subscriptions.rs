@@ -12,7 +12,6 @@ use rsrc_protocol::resources::ResourceParams;
 use std::sync::Arc;
 
 use rsrc_protocol::meta::NotificationMeta;
-use rsrc_protocol::methods::SubscriptionsAcknowledged;
 use rsrc_protocol::subscriptions::{
     SubscriptionFilter, SubscriptionsAcknowledgedParams, SubscriptionsListenParams,
     SubscriptionsListenResult,
@@ -20,9 +19,10 @@ use rsrc_protocol::subscriptions::{
 
 use super::canonicalize;
 use crate::changes::{Listener, TooMany};
-use crate::context::RequestContext;
+use crate::context::{Notification, RequestContext};
 use crate::error::RequestError;
 use crate::server::Server;
+use crate::server::host::HeldChanges;
 use crate::server::session::Session;
 
 /// The session's listener, made on first use.
@@ -38,7 +38,7 @@ async fn check_subscribable(
     uri: &str,
 ) -> Result<(), RequestError> {
     let (_, mount) = srv.route(uri)?;
-    if !mount.provider.capabilities().subscribe {
+    if !mount.capabilities().subscribe {
         return Err(RequestError::InvalidParams(format!(
             "{uri} does not support subscriptions"
         )));
@@ -91,11 +91,14 @@ pub(in crate::server) async fn unsubscribe(
 
 /// `subscriptions/listen`: acknowledges what will be delivered, then delivers it until
 /// the client cancels (closing the stream, or `notifications/cancelled` on stdio), or
-/// until the transport closes, when the completion result ends it.
+/// until the transport closes, when the completion result ends it. A stream whose host
+/// acknowledged it already comes with the changes `held` since: it keeps those of what is
+/// accepted here, and hears them once acknowledged.
 pub(in crate::server) async fn listen(
     srv: Server,
     ctx: RequestContext,
     p: SubscriptionsListenParams,
+    held: Option<HeldChanges>,
 ) -> Result<SubscriptionsListenResult, RequestError> {
     let id = ctx.request_id().clone();
     let wanted = p.notifications;
@@ -124,19 +127,40 @@ pub(in crate::server) async fn listen(
         }
         accepted.resource_subscriptions = Some(ok);
     }
-    let listener = srv.listener(ctx.notifier().clone(), Some(id.clone()));
+    let uris = accepted
+        .resource_subscriptions
+        .as_deref()
+        .unwrap_or_default();
+    let (listener, look_again) = match held {
+        Some(held) => {
+            for uri in held.listener.uris() {
+                if !uris.contains(&uri) {
+                    held.listener.forget(&uri);
+                }
+            }
+            (held.listener, !held.heard_all)
+        }
+        None => (srv.parked_listener(), false),
+    };
     // The acknowledgement goes out before anything can be delivered.
-    ctx.notifier()
-        .notify::<SubscriptionsAcknowledged>(&SubscriptionsAcknowledgedParams {
+    ctx.notifier().send(Notification::Acknowledged(
+        SubscriptionsAcknowledgedParams {
             notifications: accepted.clone(),
             meta: Some(NotificationMeta::for_subscription(id.clone())),
-        });
+        },
+    ));
+    listener.start(ctx.notifier().clone(), Some(id.clone()));
     if accepted.resources_list_changed == Some(true) {
         listener.listen_to_lists();
     }
-    for uri in accepted.resource_subscriptions.iter().flatten() {
+    for uri in uris {
         // Within the bound: at most `max` were accepted.
         let _ = listener.subscribe(uri);
+    }
+    if look_again {
+        // A provider could not hear every change when the host acknowledged: what the
+        // stream holds may have changed unheard.
+        listener.resync();
     }
     // Runs until the client cancels (then no response follows) or the transport
     // closes (then the completion result ends the stream gracefully).

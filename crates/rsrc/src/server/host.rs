@@ -1,0 +1,172 @@
+//! The typed host API: the engine inside another SDK's server (rmcp's, through
+//! `rsrc-rmcp`), with no JSON between the two.
+//!
+//! A host owns the wire: it has decoded each request and made the handshake itself. It
+//! - opens a session from its own handshake ([`Server::open_session`]): no `initialize`
+//!   message exists;
+//! - hands each request over typed ([`HostRequest`], with its `_meta`), made into a
+//!   [`Prepared`] request by [`Server::prepare_typed`] and run with [`Server::run`] as
+//!   any transport runs one; the typed result comes out of the reply
+//!   ([`Reply::into_typed`](super::Reply::into_typed));
+//! - receives notifications typed ([`Notifier::typed`](crate::Notifier::typed)), a listen
+//!   stream's tagged with its subscription;
+//! - stamps its own name on results once ([`Server::stamp_info`]), and reads the
+//!   capabilities at any time ([`Server::capabilities`]).
+//!
+//! A host that acknowledges a `subscriptions/listen` stream itself, before the engine
+//! runs it (rmcp does), holds the stream's changes from that moment
+//! ([`Server::hold_changes`]) and hands them to the request: nothing published after the
+//! acknowledgement is lost.
+//!
+//! Invariant: a host's request goes through the same gate, handlers, fitting, accounting
+//! and spans as one decoded from the wire; only where its params come from differs. The
+//! revision it is served under is the gate's decision, from the request's `_meta` and
+//! the session's handshake, as for the engine's own transports.
+
+use std::sync::Arc;
+
+use rsrc_protocol::completion::CompleteParams;
+use rsrc_protocol::jsonrpc::RequestId;
+use rsrc_protocol::lifecycle::{EmptyParams, InitializeParams, SetLevelParams};
+use rsrc_protocol::meta::RequestMeta;
+use rsrc_protocol::resources::{
+    ListResourceTemplatesParams, ListResourcesParams, ReadResourceParams, ResourceParams,
+};
+use rsrc_protocol::subscriptions::{SubscriptionFilter, SubscriptionsListenParams};
+use rsrc_protocol::{Implementation, ServerCapabilities};
+use serde_json::{Map, Value};
+
+use super::dispatch::{self, Prepared};
+use super::session::Session;
+use super::{Server, handlers};
+use crate::changes::Listener;
+use crate::context::Notifier;
+
+/// A request a host hands over already decoded: the params of its method, `_meta`
+/// included.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum HostRequest {
+    /// `ping`.
+    Ping(EmptyParams),
+    /// `server/discover`.
+    Discover(EmptyParams),
+    /// `logging/setLevel`.
+    SetLevel(SetLevelParams),
+    /// `resources/list`.
+    List(ListResourcesParams),
+    /// `resources/directory/read`.
+    DirectoryRead(ListResourcesParams),
+    /// `resources/read`.
+    Read(ReadResourceParams),
+    /// `resources/metadata`.
+    Metadata(ResourceParams),
+    /// `resources/templates/list`.
+    Templates(ListResourceTemplatesParams),
+    /// `completion/complete`.
+    Complete(CompleteParams),
+    /// `resources/subscribe`.
+    Subscribe(ResourceParams),
+    /// `resources/unsubscribe`.
+    Unsubscribe(ResourceParams),
+    /// `subscriptions/listen`, with the changes held since the host acknowledged it, if
+    /// it did ([`Server::hold_changes`]).
+    Listen(SubscriptionsListenParams, Option<HeldChanges>),
+    /// Any other method (the tools bridge's, an application's own extension): its params
+    /// besides `_meta`. One the engine does not serve is refused as unknown (`-32601`).
+    Other {
+        /// The method.
+        method: String,
+        /// Its `_meta`.
+        meta: Option<RequestMeta>,
+        /// Its other params.
+        params: Map<String, Value>,
+    },
+}
+
+/// The changes a `subscriptions/listen` stream hears from the moment its host
+/// acknowledged it, kept (coalesced, as every listener keeps them) until the engine runs
+/// the stream: see [`Server::hold_changes`].
+pub struct HeldChanges {
+    pub(super) listener: Arc<Listener>,
+    /// Whether every provider heard every change when the hold began (a watcher still
+    /// starting does not): if not, the stream is told to look again once it runs.
+    pub(super) heard_all: bool,
+}
+
+impl std::fmt::Debug for HeldChanges {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HeldChanges")
+            .field("heard_all", &self.heard_all)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// A session for a connection whose handshake the host made: `handshake` is what
+    /// its client sent in `initialize` (revision, capabilities, client info), and the
+    /// session is initialized as by that message, with no reply. `None` (a client that
+    /// made no 2025 handshake): the session serves 2026-07-28 requests only, as a
+    /// connection does before `initialize`. Notifications that belong to the session
+    /// rather than to one request (a 2025 session's `updated` and `list_changed`) go to
+    /// `notifier`.
+    pub fn open_session(
+        &self,
+        handshake: Option<InitializeParams>,
+        notifier: Notifier,
+    ) -> Arc<Session> {
+        let session = Arc::new(Session::new(notifier));
+        if let Some(handshake) = handshake {
+            // A fresh session: the one way `initialize` fails, a second one, cannot occur.
+            let _ = handlers::initialize(self, &session, handshake);
+            session.mark_initialized();
+        }
+        session
+    }
+
+    /// A request handed over typed, ready to [`run`](Server::run).
+    pub fn prepare_typed(&self, id: RequestId, request: HostRequest) -> Prepared {
+        dispatch::prepare_typed(self, id, request)
+    }
+
+    /// Starts holding what a `subscriptions/listen` stream asking for `filter` will hear:
+    /// the list's changes, if a provider publishes them, and the requested URIs (at most
+    /// [`ServerConfig::max_subscriptions`](crate::ServerConfig::max_subscriptions)),
+    /// before their providers are asked. Hand the result to the stream's request
+    /// ([`HostRequest::Listen`]): it then keeps what the engine accepts, as it would
+    /// have acknowledged, and delivers what was held. Dropped unused, it holds nothing.
+    pub fn hold_changes(&self, filter: &SubscriptionFilter) -> HeldChanges {
+        let heard_all = self.hears_every_change();
+        let listener = self.parked_listener();
+        if filter.resources_list_changed == Some(true) && self.publishes_list_changes() {
+            listener.listen_to_lists();
+        }
+        if self.offers_subscriptions() {
+            for uri in filter.resource_subscriptions.iter().flatten() {
+                let mut uri = uri.clone();
+                if handlers::canonicalize(self, &mut uri).is_ok()
+                    && listener.subscribe(&uri).is_err()
+                {
+                    break;
+                }
+            }
+        }
+        HeldChanges {
+            listener,
+            heard_all,
+        }
+    }
+
+    /// Stamps `info` (the host server's name and version) as this server's, in the
+    /// results that carry it (`_meta.serverInfo` in 2026-07-28) and in
+    /// [`Server::info`]: once; `false` if a name was stamped before.
+    pub fn stamp_info(&self, info: Implementation) -> bool {
+        self.state.core.host_info.set(info).is_ok()
+    }
+
+    /// What the server declares (in `initialize` and `server/discover`): for a host that
+    /// merges it into its own declaration. Fixed once the server is built.
+    pub fn capabilities(&self) -> ServerCapabilities {
+        self.declared_capabilities()
+    }
+}
