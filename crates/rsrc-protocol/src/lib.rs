@@ -1,6 +1,8 @@
 //! Wire types of the Model Context Protocol's **resources** feature, for revisions
-//! 2025-06-18, 2025-11-25 and 2026-07-28, including SEP-2093 (full metadata on reads,
+//! 2025-06-18, 2025-11-25 and 2026-07-28, and SEP-2093 (full metadata on reads,
 //! `resources/metadata`, `resourceType` / `capabilities`, `resources/list` with `uri`).
+//! SEP-2093 was rejected upstream: rsrc serves it only as its declared extension
+//! `dev.rsrc/resource-metadata` ([`resources::ResourceMetadataExtension`]).
 //!
 //! This crate is a boundary: plain data and (de)serialization, no I/O, no async runtime.
 //! The key decision is how messages are decoded: in two stages (see [`jsonrpc`]), a lenient

@@ -72,11 +72,11 @@ methods! {
     SetLevel = "logging/setLevel": SetLevelParams => EmptyResult;
     /// `server/discover` (2026-07-28).
     Discover = "server/discover": EmptyParams => DiscoverResult;
-    /// `resources/list`, optionally scoped to a collection (SEP-2093).
+    /// `resources/list`, optionally scoped to a collection (SEP-2093, rsrc's extension).
     ListResources = "resources/list": ListResourcesParams => ListResourcesResult;
     /// `resources/read`.
     ReadResource = "resources/read": ReadResourceParams => ReadResourceResult;
-    /// `resources/metadata` (SEP-2093).
+    /// `resources/metadata` (SEP-2093, rsrc's extension `dev.rsrc/resource-metadata`).
     ResourceMetadata = "resources/metadata": ResourceParams => ResourceMetadataResult;
     /// `resources/templates/list`.
     ListResourceTemplates = "resources/templates/list": ListResourceTemplatesParams => ListResourceTemplatesResult;

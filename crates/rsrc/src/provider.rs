@@ -198,6 +198,27 @@ impl ListEntry {
             r.normalize_kind();
         }
     }
+
+    /// Removes SEP-2093's members ([`Resource::strip_sep_2093`]). An encoded entry is
+    /// decoded and left typed only if its encoding may hold one (an entry whose encoding
+    /// cannot be read back is left as it is: it would fail the same way elsewhere).
+    pub(crate) fn strip_sep_2093(&mut self) {
+        match &mut self.0 {
+            EntryForm::Typed(r) => r.strip_sep_2093(),
+            EntryForm::Encoded(raw) => {
+                let text = raw.get();
+                // A member name is written with its quotes; inside a string value they
+                // would be escaped, so this never misses one.
+                if !text.contains("\"resourceType\"") && !text.contains("\"capabilities\"") {
+                    return;
+                }
+                if let Ok(mut r) = serde_json::from_str::<Resource>(text) {
+                    r.strip_sep_2093();
+                    self.0 = EntryForm::Typed(Box::new(r));
+                }
+            }
+        }
+    }
 }
 
 impl From<Resource> for ListEntry {

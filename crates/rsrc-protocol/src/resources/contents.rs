@@ -116,6 +116,19 @@ impl ResourceContents {
     pub fn uri(&self) -> &str {
         &self.resource.uri
     }
+
+    /// Removes what SEP-2093 adds to contents (every member of `Resource` but `uri`,
+    /// `mimeType` and `_meta`), leaving the standard revisions' `TextResourceContents` /
+    /// `BlobResourceContents`.
+    pub fn strip_sep_2093(&mut self) {
+        let r = &mut self.resource;
+        *r = Resource {
+            uri: std::mem::take(&mut r.uri),
+            mime_type: r.mime_type.take(),
+            meta: r.meta.take(),
+            ..Resource::default()
+        };
+    }
 }
 
 impl Serialize for ResourceContents {
@@ -386,6 +399,33 @@ mod tests {
         let back: ResourceContents =
             serde_json::from_value(serde_json::to_value(&c).unwrap()).unwrap();
         assert_eq!(back, c);
+    }
+
+    #[test]
+    fn stripped_contents_are_the_standard_shape() {
+        let mut meta = crate::common::Meta::new();
+        meta.insert("dev.rsrc/git".into(), json!({"commit": "abc"}));
+        let mut c = ResourceContents::text(
+            Resource::new("file:///a.txt", "a.txt")
+                .with_title("A")
+                .with_mime_type("text/plain")
+                .with_size(2)
+                .with_last_modified("2025-01-12T15:00:58Z")
+                .with_meta(meta)
+                .subscribable(true)
+                .document(),
+            "hi",
+        );
+        c.strip_sep_2093();
+        let standard = json!({"uri":"file:///a.txt","mimeType":"text/plain",
+            "_meta":{"dev.rsrc/git":{"commit":"abc"}},"text":"hi"});
+        assert_eq!(serde_json::to_value(&c).unwrap(), standard);
+        let mut fast = Vec::new();
+        c.write_json(&mut fast).unwrap();
+        assert_eq!(
+            serde_json::from_slice::<serde_json::Value>(&fast).unwrap(),
+            standard
+        );
     }
 
     #[test]

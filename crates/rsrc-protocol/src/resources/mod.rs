@@ -1,11 +1,14 @@
 //! Resources: the `Resource` record here; its contents (`contents.rs`, `text.rs`),
 //! templates (`template.rs`), the params and results of `resources/list` and
 //! `resources/templates/list` (`listing.rs`), and of `resources/read`,
-//! `resources/metadata`, subscribe / unsubscribe and the notifications (`messages.rs`).
+//! `resources/metadata`, subscribe / unsubscribe and the notifications (`messages.rs`),
+//! and SEP-2093 as rsrc's declared extension (`extension.rs`).
 //!
 //! SEP-2093 is modelled as written: `TextResourceContents` / `BlobResourceContents` extend
 //! `Resource` ([`ResourceContents`] holds a whole [`Resource`] plus a [`Body`]), `Resource`
-//! carries `resourceType` and the later draft's `capabilities {list, subscribe}`.
+//! carries `resourceType` and the later draft's `capabilities {list, subscribe}`. The SEP
+//! was rejected upstream: a server sends these members only while it declares the
+//! extension, and `strip_sep_2093` on each type leaves the standard shape.
 //!
 //! Invariants:
 //! - `resourceType` and `capabilities.list` are two spellings of one notion; [`Resource::kind`]
@@ -24,12 +27,14 @@ use crate::common::{Annotations, Icon, Meta};
 use crate::de_util::{Key, set_once};
 
 mod contents;
+mod extension;
 mod listing;
 mod messages;
 mod template;
 mod text;
 
 pub use contents::{Body, Deferred, ResourceContents, push_json_escaped};
+pub use extension::{Feature, RESOURCE_METADATA_EXTENSION, ResourceMetadataExtension};
 pub use listing::{
     ListFilter, ListResourceTemplatesParams, ListResourceTemplatesResult, ListResourcesParams,
     ListResourcesResult,
@@ -255,6 +260,13 @@ impl Resource {
                 self.capabilities.get_or_insert_with(Default::default).list = Some(true);
             }
         }
+    }
+
+    /// Removes SEP-2093's members (`resourceType`, `capabilities`), leaving a `Resource`
+    /// of the standard revisions.
+    pub fn strip_sep_2093(&mut self) {
+        self.resource_type = None;
+        self.capabilities = None;
     }
 
     /// Writes both spellings of the kind when either is known, so that clients following

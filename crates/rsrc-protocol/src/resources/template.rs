@@ -40,6 +40,12 @@ pub struct ResourceTemplate {
 }
 
 impl ResourceTemplate {
+    /// Removes SEP-2093's member (`capabilities`), leaving the standard revisions'
+    /// template.
+    pub fn strip_sep_2093(&mut self) {
+        self.capabilities = None;
+    }
+
     /// A template with a URI template and a name.
     pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> Self {
         ResourceTemplate {

@@ -3,7 +3,9 @@
 //!
 //! Invariant: each call sends its method's params type and decodes its result type, with
 //! the era's `_meta` and the client's timeout, like any request; `ping` asks
-//! `server/discover` in 2026-07-28, which has no `ping`.
+//! `server/discover` in 2026-07-28, which has no `ping`; SEP-2093's calls (a scoped
+//! listing, `resources/metadata`) go only to a server declaring rsrc's extension
+//! (`metadata.rs`).
 
 use std::collections::BTreeMap;
 
@@ -14,19 +16,24 @@ use rsrc_protocol::completion::{
 use rsrc_protocol::lifecycle::EmptyParams;
 use rsrc_protocol::methods;
 use rsrc_protocol::resources::{
-    ListResourceTemplatesParams, ListResourceTemplatesResult, ListResourcesParams,
+    Feature, ListResourceTemplatesParams, ListResourceTemplatesResult, ListResourcesParams,
     ListResourcesResult, ReadResourceParams, ReadResourceResult, ResourceParams,
 };
 
 use super::{Client, ClientError};
 
 impl Client {
-    /// One page of `resources/list` (of a collection's children when `uri` is given).
+    /// One page of `resources/list` (of a collection's children when `uri` is given: only
+    /// from a server that declares rsrc's SEP-2093 extension with scoped listings, see
+    /// [`Client::children`] for a way that does without).
     pub async fn list_resources(
         &self,
         cursor: Option<String>,
         uri: Option<String>,
     ) -> Result<ListResourcesResult, ClientError> {
+        if uri.is_some() {
+            self.require(Feature::ScopedList, "resources/list with a uri")?;
+        }
         self.request::<methods::ListResources>(&ListResourcesParams {
             cursor,
             uri,
@@ -58,8 +65,11 @@ impl Client {
         .await
     }
 
-    /// A resource's metadata (`resources/metadata`, SEP-2093).
+    /// A resource's metadata (`resources/metadata`): only from a server that declares
+    /// rsrc's SEP-2093 extension with the method (see [`Client::describe`] for a way that
+    /// does without).
     pub async fn metadata(&self, uri: &str) -> Result<Resource, ClientError> {
+        self.require(Feature::MetadataMethod, "resources/metadata")?;
         self.request::<methods::ResourceMetadata>(&ResourceParams {
             uri: uri.to_owned(),
             meta: None,

@@ -15,8 +15,8 @@
 //! ORed, the fields present are ANDed, and an absent or empty field does not filter.
 
 use rsrc_protocol::resources::{
-    ListFilter, ListResourceTemplatesParams, ListResourceTemplatesResult, ListResourcesParams,
-    ListResourcesResult,
+    Feature, ListFilter, ListResourceTemplatesParams, ListResourceTemplatesResult,
+    ListResourcesParams, ListResourcesResult,
 };
 use rsrc_protocol::{Resource, ResourceTemplate, methods};
 
@@ -130,6 +130,9 @@ impl Client {
         uri: Option<String>,
         filter: Option<ListFilter>,
     ) -> Result<ListResourcesResult, ClientError> {
+        if uri.is_some() {
+            self.require(Feature::ScopedList, "resources/list with a uri")?;
+        }
         self.request::<methods::ListResources>(&ListResourcesParams {
             cursor,
             uri,

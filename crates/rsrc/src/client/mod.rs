@@ -17,16 +17,20 @@
 //! beside it, `era.rs` picks the era when connecting, `calls.rs` has the typed calls
 //! (list, read, metadata, complete, ping), `paging.rs` the helpers that follow cursors,
 //! `filter.rs` listings narrowed by a SEP-2564 filter (by the server or here),
+//! `metadata.rs` rsrc's SEP-2093 extension, used only where the server declares it
+//! (`described.rs` what it finds without it),
 //! `watch.rs` subscriptions and the changes they report, `process.rs` a stdio server the
 //! client starts (and the tail of its stderr), and `io.rs` and `http.rs` the byte-stream
 //! and Streamable HTTP connections.
 
 mod calls;
+mod described;
 mod era;
 mod filter;
 #[cfg(feature = "http-client")]
 mod http;
 mod io;
+mod metadata;
 mod paging;
 mod process;
 mod watch;
@@ -39,6 +43,7 @@ use rsrc_protocol::methods::Method;
 use rsrc_protocol::{Implementation, ProtocolVersion, RequestMeta, ServerCapabilities};
 use tokio::io::{AsyncRead, AsyncWrite};
 
+pub use described::{Described, Via, below};
 use era::negotiate;
 pub use filter::{Filtered, anywhere, expressible, in_any_segment, spellings};
 pub use io::Notification;
@@ -119,6 +124,9 @@ pub enum ClientError {
     Protocol(String),
     /// An I/O failure (e.g. spawning the server).
     Io(std::io::Error),
+    /// The call needs something the server does not declare (rsrc's SEP-2093
+    /// extension): nothing was sent.
+    NotOffered(String),
     /// An HTTP error status without a JSON-RPC error in the body.
     Http {
         /// The status code.
@@ -140,6 +148,7 @@ impl std::fmt::Display for ClientError {
             ClientError::Closed => f.write_str("the connection to the server is closed"),
             ClientError::Protocol(m) => write!(f, "protocol error: {m}"),
             ClientError::Io(e) => write!(f, "{e}"),
+            ClientError::NotOffered(m) => f.write_str(m),
             ClientError::Http { status, message } if message.is_empty() => {
                 write!(f, "HTTP {status}")
             }

@@ -2,12 +2,14 @@
 //! serves ([`BuildError`]).
 //!
 //! Invariant: a built server is consistent: no two mounts share a prefix, no limit is
-//! zero, no declaration is invalid, and no extension method or capability shadows the
-//! engine's (or the tools bridge's, when it is on).
+//! zero, no declaration is invalid, and no extension method, capability or extension
+//! shadows the engine's (its SEP-2093 extension included), or the tools bridge's when it
+//! is on.
 
 use std::future::Future;
 use std::sync::Arc;
 
+use rsrc_protocol::resources::RESOURCE_METADATA_EXTENSION;
 use rsrc_protocol::{Completion, Implementation};
 
 use super::config::ServerConfig;
@@ -124,6 +126,15 @@ impl ServerBuilder {
     #[must_use]
     pub fn config(mut self, config: ServerConfig) -> Self {
         self.config = config;
+        self
+    }
+
+    /// Serves SEP-2093 as the declared extension `dev.rsrc/resource-metadata` (`true`,
+    /// the default), or exactly the standard shapes (`false`): see
+    /// [`ServerConfig::resource_metadata`]. A later [`ServerBuilder::config`] replaces it.
+    #[must_use]
+    pub fn resource_metadata(mut self, on: bool) -> Self {
+        self.config.resource_metadata = on;
         self
     }
 
@@ -297,6 +308,19 @@ impl AddOns {
                 || self.tools.is_some() && c.as_str() == tools::CAPABILITY
         }) {
             return Err(BuildError::ReservedCapability(c.clone()));
+        }
+        // The engine declares rsrc's SEP-2093 extension itself, where its switch says.
+        let experimental = self
+            .capabilities
+            .get("experimental")
+            .and_then(|e| e.as_object());
+        if let Some(id) = self
+            .extensions
+            .keys()
+            .chain(experimental.into_iter().flat_map(|e| e.keys()))
+            .find(|id| *id == RESOURCE_METADATA_EXTENSION)
+        {
+            return Err(BuildError::ReservedCapability(id.clone()));
         }
         if self
             .tools

@@ -1,7 +1,8 @@
 //! [`ServerConfig`]: the limits and defaults of a server.
 //!
 //! Invariant: a leaf of the engine: the builder checks it (no limit may be zero) and the
-//! built server holds it unchanged.
+//! built server holds it unchanged; its switches (`resource_metadata`) are read through
+//! the inside API, never tested field by field in the handlers.
 
 use rsrc_protocol::{CacheHint, CacheScope};
 
@@ -31,6 +32,16 @@ pub struct ServerConfig {
     /// responses not yet written out (default 256 MiB). Beyond it, reads wait for room.
     /// See [`RequestContext::reserve`](crate::RequestContext::reserve).
     pub read_budget: u64,
+    /// Whether SEP-2093 is served, as the extension `dev.rsrc/resource-metadata`
+    /// ([`RESOURCE_METADATA_EXTENSION`]) declared in the capabilities: metadata on read
+    /// contents, `resourceType` / `capabilities` on resources and templates,
+    /// `resources/metadata`, and `resources/list` with a collection's `uri` (default
+    /// `true`). Off, the server serves exactly the standard shapes: none of those
+    /// members, `resources/metadata` unknown (`-32601`), and a `uri` on
+    /// `resources/list` ignored like any unknown param.
+    ///
+    /// [`RESOURCE_METADATA_EXTENSION`]: rsrc_protocol::resources::RESOURCE_METADATA_EXTENSION
+    pub resource_metadata: bool,
 }
 
 impl Default for ServerConfig {
@@ -44,6 +55,7 @@ impl Default for ServerConfig {
             discover_cache: CacheHint::new(60 * 60 * 1000, CacheScope::Public),
             max_subscriptions: 4096,
             read_budget: 256 * 1024 * 1024,
+            resource_metadata: true,
         }
     }
 }

@@ -6,6 +6,13 @@
 //! them (handlers always fill the caching members in from the provider's hint or the
 //! server's default, and this step drops them there). The dispatcher applies it to every
 //! result, once, before encoding.
+//!
+//! The second fitting, [`FitExtension`], is of SEP-2093's members to whether the server
+//! serves rsrc's extension (`dev.rsrc/resource-metadata`): served, every resource carries
+//! both spellings of its kind; not served, none of the extension's members is left, so a
+//! result has exactly the standard shape of its revision. It depends on the server, not
+//! on the request, so the handlers that build results holding resources apply it
+//! (listings, reads, templates, `resources/metadata`), once each.
 
 use rsrc_protocol::meta::SERVER_INFO_KEY;
 use rsrc_protocol::{Implementation, ProtocolVersion, ResultMeta, ResultType};
@@ -102,6 +109,60 @@ impl Fit for ExtensionResult {
         if let Value::Object(meta) = meta {
             meta.entry(SERVER_INFO_KEY)
                 .or_insert_with(|| serde_json::to_value(server).unwrap_or(Value::Null));
+        }
+    }
+}
+
+/// A result's SEP-2093 members fitted to whether the server serves rsrc's extension
+/// (`served`): with it, both spellings of every resource's kind (`resourceType` and
+/// `capabilities.list`); without it, no `resourceType` or `capabilities` on resources and
+/// templates, and contents with only the standard members (`uri`, `mimeType`, `_meta`
+/// and the payload).
+pub(crate) trait FitExtension {
+    fn fit_extension(&mut self, served: bool);
+}
+
+impl FitExtension for rsrc_protocol::resources::ListResourcesResult<crate::provider::ListEntry> {
+    fn fit_extension(&mut self, served: bool) {
+        for entry in &mut self.resources {
+            if served {
+                entry.normalize_kind();
+            } else {
+                entry.strip_sep_2093();
+            }
+        }
+    }
+}
+
+impl FitExtension for rsrc_protocol::resources::ReadResourceResult {
+    fn fit_extension(&mut self, served: bool) {
+        for c in &mut self.contents {
+            if served {
+                c.resource.normalize_kind();
+            } else {
+                c.strip_sep_2093();
+            }
+        }
+    }
+}
+
+impl FitExtension for rsrc_protocol::resources::ListResourceTemplatesResult {
+    fn fit_extension(&mut self, served: bool) {
+        if !served {
+            self.resource_templates
+                .iter_mut()
+                .for_each(rsrc_protocol::ResourceTemplate::strip_sep_2093);
+        }
+    }
+}
+
+/// Only answered while the extension is served (the method is unknown otherwise).
+impl FitExtension for rsrc_protocol::resources::ResourceMetadataResult {
+    fn fit_extension(&mut self, served: bool) {
+        if served {
+            self.resource.normalize_kind();
+        } else {
+            self.resource.strip_sep_2093();
         }
     }
 }

@@ -10,14 +10,19 @@
 //!   being declared, nor the reverse. `resources.filtering` (SEP-2564) is always declared
 //!   with both fields: the engine applies a filter to every provider's listing
 //!   (`handlers/listing.rs`), whether or not the provider applies it itself.
+//! - rsrc's SEP-2093 extension (`dev.rsrc/resource-metadata`) is declared exactly when
+//!   it is served ([`Server::serves_resource_metadata`]), under `extensions` from
+//!   2026-07-28 and `experimental` before ([`Server::capabilities_for`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rsrc_protocol::jsonrpc::RequestId;
 use rsrc_protocol::lifecycle::{FilteringCapability, ResourcesCapability};
-use rsrc_protocol::resources::ListFilter;
-use rsrc_protocol::{Implementation, Meta, ResourceTemplate, ServerCapabilities};
+use rsrc_protocol::resources::{ListFilter, ResourceMetadataExtension};
+use rsrc_protocol::{
+    Era, Implementation, Meta, ProtocolVersion, ResourceTemplate, ServerCapabilities,
+};
 
 use super::config::ServerConfig;
 use super::router::Mount;
@@ -146,7 +151,7 @@ impl Server {
         if add_ons.tools.is_some() {
             other.insert(tools::CAPABILITY.into(), serde_json::json!({}));
         }
-        ServerCapabilities {
+        let mut declared = ServerCapabilities {
             resources: Some(ResourcesCapability {
                 subscribe: self.offers_subscriptions().then_some(true),
                 list_changed: self.publishes_list_changes().then_some(true),
@@ -158,7 +163,27 @@ impl Server {
             completions: completions.then(Default::default),
             extensions: (!add_ons.extensions.is_empty()).then(|| add_ons.extensions.clone()),
             other,
+        };
+        // Where the newest revision declares it; `capabilities_for` moves it for 2025.
+        if self.serves_resource_metadata() {
+            ResourceMetadataExtension::all().declare(&mut declared, Era::Modern);
         }
+        declared
+    }
+
+    /// What a client speaking `version` is told the server declares: the declaration
+    /// above, with rsrc's SEP-2093 extension where `version` declares an extension
+    /// (`experimental` before 2026-07-28).
+    pub(super) fn capabilities_for(&self, version: ProtocolVersion) -> ServerCapabilities {
+        let mut declared = self.declared_capabilities();
+        ResourceMetadataExtension::place(&mut declared, version.era());
+        declared
+    }
+
+    /// Whether SEP-2093 is served, as the declared extension `dev.rsrc/resource-metadata`
+    /// ([`ServerConfig::resource_metadata`]); when not, only the standard shapes are.
+    pub(super) fn serves_resource_metadata(&self) -> bool {
+        self.config().resource_metadata
     }
 
     /// The application's sampling and parenting of requests' spans.

@@ -1,8 +1,8 @@
 //! `initialize`, `ping` and `server/discover`.
 //!
 //! Invariant: both answers declare the same capabilities, derived in one place
-//! ([`Server::capabilities`]); the revision `initialize` settles on is the gate's
-//! ([`gate::initialize`]).
+//! ([`Server::capabilities_for`]: an extension sits where the answer's revision declares
+//! one); the revision `initialize` settles on is the gate's ([`gate::initialize`]).
 
 use rsrc_protocol::ProtocolVersion;
 use rsrc_protocol::lifecycle::{
@@ -26,7 +26,7 @@ pub(in crate::server) fn initialize(
     }
     Ok(InitializeResult {
         protocol_version: version.as_str().to_owned(),
-        capabilities: srv.capabilities(),
+        capabilities: srv.capabilities_for(version),
         server_info: srv.info().clone(),
         instructions: srv.instructions().map(str::to_owned),
         meta: None,
@@ -43,7 +43,7 @@ pub(in crate::server) async fn ping(
 
 pub(in crate::server) async fn discover(
     srv: Server,
-    _ctx: RequestContext,
+    ctx: RequestContext,
     _p: EmptyParams,
 ) -> Result<DiscoverResult, RequestError> {
     let hint = srv.config().discover_cache;
@@ -52,7 +52,7 @@ pub(in crate::server) async fn discover(
             .iter()
             .map(|v| v.as_str().to_owned())
             .collect(),
-        capabilities: srv.capabilities(),
+        capabilities: srv.capabilities_for(ctx.protocol_version()),
         instructions: srv.instructions().map(str::to_owned),
         result_type: None,
         ttl_ms: Some(hint.ttl_ms),

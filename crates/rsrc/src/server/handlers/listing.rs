@@ -22,6 +22,7 @@ use crate::error::RequestError;
 use crate::filter::Filter;
 use crate::provider::{DynProvider, ListEntry, ListRequest};
 use crate::server::Server;
+use crate::server::fit::FitExtension;
 
 /// Most provider calls one filtered page makes (a provider that ignores the filter
 /// returns pages the engine thins out, so it is asked again while the page is not full).
@@ -50,7 +51,21 @@ fn compile_filter(filter: Option<&ListFilter>) -> Result<Option<Filter>, Request
     })
 }
 
+/// `resources/list`. A collection's `uri` is SEP-2093's: without the extension it is an
+/// unknown param, ignored, and the default listing is answered.
 pub(in crate::server) async fn list(
+    srv: Server,
+    ctx: RequestContext,
+    mut p: ListResourcesParams,
+) -> Result<ListResourcesResult<ListEntry>, RequestError> {
+    if !srv.serves_resource_metadata() {
+        p.uri = None;
+    }
+    page(srv, ctx, p).await
+}
+
+/// A page of the listing `p` asks for (a collection's children when it names a `uri`).
+async fn page(
     srv: Server,
     ctx: RequestContext,
     mut p: ListResourcesParams,
@@ -60,7 +75,7 @@ pub(in crate::server) async fn list(
     }
     let filter = compile_filter(p.filter.as_ref())?;
     let limit = srv.config().page_size;
-    let (mut resources, next_cursor, hint) = listing(
+    let (resources, next_cursor, hint) = listing(
         &srv,
         &ctx,
         p.uri.as_deref(),
@@ -69,16 +84,17 @@ pub(in crate::server) async fn list(
         filter.as_ref(),
     )
     .await?;
-    resources.iter_mut().for_each(ListEntry::normalize_kind);
     let hint = hint.unwrap_or(srv.config().list_cache);
-    Ok(ListResourcesResult {
+    let mut result = ListResourcesResult {
         resources,
         next_cursor,
         result_type: None,
         ttl_ms: Some(hint.ttl_ms),
         cache_scope: Some(hint.scope),
         meta: None,
-    })
+    };
+    result.fit_extension(srv.serves_resource_metadata());
+    Ok(result)
 }
 
 /// `resources/directory/read` (skills extension): `resources/list` with a required `uri`.
@@ -92,7 +108,7 @@ pub(in crate::server) async fn directory_read(
             "resources/directory/read needs the directory's \"uri\"".into(),
         ));
     }
-    list(srv, ctx, p).await
+    page(srv, ctx, p).await
 }
 
 pub(in crate::server) type Listing = (Vec<ListEntry>, Option<String>, Option<CacheHint>);
@@ -298,12 +314,14 @@ pub(in crate::server) async fn templates(
             .seal(ListKind::Templates, &scope, 0, &(end as u32).to_be_bytes())
     });
     let hint = srv.config().templates_cache;
-    Ok(ListResourceTemplatesResult {
+    let mut result = ListResourceTemplatesResult {
         resource_templates: all[start..end].iter().map(|&t| t.clone()).collect(),
         next_cursor,
         result_type: None,
         ttl_ms: Some(hint.ttl_ms),
         cache_scope: Some(hint.scope),
         meta: None,
-    })
+    };
+    result.fit_extension(srv.serves_resource_metadata());
+    Ok(result)
 }

@@ -10,7 +10,10 @@
 //! - A provider only sees cursor positions this server sealed for the same listing.
 //! - A read never answers an empty `contents` for a document: that is a provider bug and
 //!   becomes an internal error, never a false "exists but empty".
-//! - Every resource leaving the server carries both SEP-2093 spellings of its kind.
+//! - Every resource leaving the server carries both SEP-2093 spellings of its kind while
+//!   the server serves rsrc's extension, and none of SEP-2093's members otherwise
+//!   ([`FitExtension`](super::fit::FitExtension), applied by each handler whose result
+//!   holds resources).
 
 mod complete;
 mod lifecycle;

@@ -1,8 +1,11 @@
 //! `resources/read` and `resources/metadata`.
 //!
-//! Invariant: a read never answers an empty `contents` for a document: that is a provider
-//! bug and becomes an internal error, never a false "exists but empty".
+//! Invariants: a read never answers an empty `contents` for a document: that is a
+//! provider bug and becomes an internal error, never a false "exists but empty".
+//! `resources/metadata` is SEP-2093's, served only with rsrc's extension: without it, it
+//! is an unknown method (`-32601`).
 
+use rsrc_protocol::methods::{Method, ResourceMetadata};
 use rsrc_protocol::resources::{
     ReadResourceParams, ReadResourceResult, ResourceMetadataResult, ResourceParams,
 };
@@ -11,6 +14,7 @@ use super::canonicalize;
 use crate::context::RequestContext;
 use crate::error::RequestError;
 use crate::server::Server;
+use crate::server::fit::FitExtension;
 
 pub(in crate::server) async fn read(
     srv: Server,
@@ -19,7 +23,7 @@ pub(in crate::server) async fn read(
 ) -> Result<ReadResourceResult, RequestError> {
     canonicalize(&srv, &mut p.uri)?;
     let (_, mount) = srv.route(&p.uri)?;
-    let mut out = mount.provider.read(&ctx, &p.uri).await?;
+    let out = mount.provider.read(&ctx, &p.uri).await?;
     if out.contents.is_empty() {
         // Only a collection may read as empty; never answer "exists, empty" for anything
         // else.
@@ -31,17 +35,16 @@ pub(in crate::server) async fn read(
             )));
         }
     }
-    for c in &mut out.contents {
-        c.resource.normalize_kind();
-    }
     let hint = out.cache.unwrap_or(srv.config().read_cache);
-    Ok(ReadResourceResult {
+    let mut result = ReadResourceResult {
         contents: out.contents,
         result_type: None,
         ttl_ms: Some(hint.ttl_ms),
         cache_scope: Some(hint.scope),
         meta: None,
-    })
+    };
+    result.fit_extension(srv.serves_resource_metadata());
+    Ok(result)
 }
 
 pub(in crate::server) async fn metadata(
@@ -49,13 +52,17 @@ pub(in crate::server) async fn metadata(
     ctx: RequestContext,
     mut p: ResourceParams,
 ) -> Result<ResourceMetadataResult, RequestError> {
+    if !srv.serves_resource_metadata() {
+        // SEP-2093's method, not the standard's: unknown without the extension.
+        return Err(RequestError::MethodNotFound(ResourceMetadata::NAME.into()));
+    }
     canonicalize(&srv, &mut p.uri)?;
     let (_, mount) = srv.route(&p.uri)?;
-    let mut resource = mount.provider.metadata(&ctx, &p.uri).await?;
-    resource.normalize_kind();
-    Ok(ResourceMetadataResult {
-        resource,
+    let mut result = ResourceMetadataResult {
+        resource: mount.provider.metadata(&ctx, &p.uri).await?,
         result_type: None,
         meta: None,
-    })
+    };
+    result.fit_extension(true);
+    Ok(result)
 }
