@@ -90,6 +90,7 @@ collection_budget = "512KiB"
 shutdown_grace = "2s"
 watch = false
 watch_window = "75ms"
+resource_metadata = false
 conformance_fixtures = true
 hidden = true
 ignore_files = false

@@ -21,8 +21,14 @@ struct Ui {
 
 /// Starts `rsrc ui` (the bundled sample) and reads its URL, the first line on stdout.
 async fn start() -> Ui {
+    start_with(&[]).await
+}
+
+/// Starts `rsrc ui ARGS` and reads its URL, the first line on stdout.
+async fn start_with(args: &[&str]) -> Ui {
     let mut child = Command::new(env!("CARGO_BIN_EXE_rsrc"))
         .arg("ui")
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true)
@@ -89,13 +95,21 @@ impl Ui {
 
     /// Waits until the sample is connected (the page would wait for its status event).
     async fn connected(&self) {
+        self.all_connected(1).await;
+    }
+
+    /// Waits until the first `n` servers are connected; their statuses.
+    async fn all_connected(&self, n: usize) -> Vec<Value> {
         loop {
             let (_, servers) = self.api("/api/servers").await;
-            match servers["servers"][0]["state"].as_str() {
-                Some("connected") => return,
-                Some("disconnected") => panic!("{servers}"),
-                _ => tokio::task::yield_now().await,
+            let statuses = servers["servers"].as_array().unwrap()[..n].to_vec();
+            if statuses.iter().any(|s| s["state"] == "disconnected") {
+                panic!("{servers}");
             }
+            if statuses.iter().all(|s| s["state"] == "connected") {
+                return statuses;
+            }
+            tokio::task::yield_now().await;
         }
     }
 }
@@ -314,4 +328,43 @@ async fn the_api_lists_reads_completes_searches_and_bundles() {
         .await
         .unwrap();
     assert_eq!(r.status(), 415);
+}
+
+/// A server declaring rsrc's SEP-2093 extension and one without it (`rsrc serve
+/// --no-resource-metadata`): collections are opened and metadata asked only where it is
+/// declared; elsewhere the page is told it is not offered, and nothing is asked.
+#[tokio::test]
+async fn the_api_uses_the_resource_metadata_extension_only_where_declared() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("docs")).unwrap();
+    std::fs::write(dir.path().join("docs/guide.md"), "A guide.\n").unwrap();
+    let (rsrc, root) = (env!("CARGO_BIN_EXE_rsrc"), dir.path().to_str().unwrap());
+    let with = format!("{rsrc} serve {root}");
+    let without = format!("{rsrc} serve --no-resource-metadata {root}");
+    let ui = start_with(&["-c", &with, "-c", &without]).await;
+    let statuses = ui.all_connected(2).await;
+    assert_eq!(statuses[0]["resourceMetadata"], true, "{statuses:?}");
+    assert_eq!(statuses[1]["resourceMetadata"], false, "{statuses:?}");
+
+    let (status, meta) = ui.api("/api/metadata?server=0&uri=file:///docs").await;
+    assert_eq!(status, 200);
+    assert_eq!(meta["resource"]["resourceType"], "collection", "{meta}");
+    let (status, children) = ui.api("/api/list?server=0&uri=file:///docs").await;
+    assert_eq!(status, 200);
+    assert_eq!(children["resources"][0]["uri"], "file:///docs/guide.md");
+
+    let (status, meta) = ui.api("/api/metadata?server=1&uri=file:///docs").await;
+    assert_eq!((status, &meta), (200, &json!({"unsupported": true})));
+    let (status, children) = ui.api("/api/list?server=1&uri=file:///docs").await;
+    assert_eq!(status, 501, "{children}");
+    assert_eq!(children["error"]["kind"], "unsupported");
+    let message = children["error"]["message"].as_str().unwrap();
+    assert!(message.contains("dev.rsrc/resource-metadata"), "{message}");
+    // Nothing was asked, so nothing is suspected: the server stays connected, and its
+    // listing carries no SEP-2093 member.
+    let (_, list) = ui.api("/api/list?server=1").await;
+    let resources = list["resources"].as_array().unwrap();
+    assert_eq!(resources[0]["uri"], "file:///docs/guide.md", "{list}");
+    assert!(resources[0].get("resourceType").is_none(), "{list}");
+    assert_eq!(ui.all_connected(2).await[1]["state"], "connected");
 }

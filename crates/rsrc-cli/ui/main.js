@@ -109,7 +109,7 @@ function renderServers() {
       h('span', { class: 'dot', 'aria-hidden': 'true' }),
       h('span', { class: 'label' }, s.label),
       h('span', { class: 'state' }, s.state === 'connected'
-        ? `connected${s.version ? ` · ${s.version}` : ''}${name ? ` · ${name}` : ''}${s.live ? ' · live' : ''}${s.filtering ? ' · filtering' : ''}`
+        ? `connected${s.version ? ` · ${s.version}` : ''}${name ? ` · ${name}` : ''}${s.live ? ' · live' : ''}${s.filtering ? ' · filtering' : ''}${s.resourceMetadata ? ' · collections' : ''}`
         : s.state === 'connecting' ? 'connecting…' : `disconnected: ${s.error || ''}`),
       s.state === 'disconnected'
         ? h('button', { type: 'button', onclick: () => api.post(`servers/${s.id}/retry`, {}).catch(() => {}) }, `Retry ${s.label}`)

@@ -1,5 +1,5 @@
 // The metadata panel: every field of the resource as listed, what `resources/metadata`
-// says where the server offers it, and the caching hints of the last answer. Fields are
+// says where the server offers it (rsrc's SEP-2093 extension, declared), and the caching hints of the last answer. Fields are
 // shown generically (a nested list of names and values), so nothing a server adds is
 // hidden; icons are shown only from data: URLs, as images.
 
@@ -68,8 +68,10 @@ export class Metadata {
     try {
       const m = await metadata;
       meta.lastChild.remove();
-      if (m.unsupported) meta.append(h('p', { class: 'note' }, 'Not offered by this server.'));
-      else meta.append(fields(m.resource));
+      if (m.unsupported) {
+        meta.append(h('p', { class: 'note' },
+          'Not offered by this server: it does not declare rsrc\'s resource metadata extension (SEP-2093, not part of the MCP standard).'));
+      } else meta.append(fields(m.resource));
     } catch (e) {
       meta.lastChild.remove();
       meta.append(errorBox(e, 'resources/metadata'));

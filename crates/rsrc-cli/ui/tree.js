@@ -1,5 +1,6 @@
-// The tree: one node per server, then its resources. Collections (SEP-2093) are listed
-// with `resources/list` and their URI when they are opened, page after page with a count
+// The tree: one node per server, then its resources. Collections (SEP-2093, on servers
+// that declare rsrc's extension for it) are listed with `resources/list` and their URI
+// when they are opened, page after page with a count
 // while they load; a server's default listing is grouped by URI path segments. Templates
 // sit under a node of their own. It is an ARIA tree: arrow keys, Home/End, Enter, and
 // type-ahead; only the children of open nodes are in the page.
@@ -230,10 +231,13 @@ export class Tree {
     node.rootTruncated = Boolean(listed.cursor);
     const children = this.nest(node, listed.items);
     if (listed.cursor) {
+      const scoped = Boolean(node.status && node.status.resourceMetadata);
       children.push(new Node(this, node, {
         kind: 'info',
         server: node.server,
-        label: `The first ${formatCount(listed.items.length)} resources; open a folder to list all of its own.`,
+        label: scoped
+          ? `The first ${formatCount(listed.items.length)} resources; open a folder to list all of its own.`
+          : `The first ${formatCount(listed.items.length)} resources; this server cannot list a folder's own (it does not declare rsrc's resource metadata extension).`,
       }));
     }
     children.push(new Node(this, node, { kind: 'templates', server: node.server, label: 'Templates' }));
@@ -297,7 +301,10 @@ export class Tree {
   async loadChildren(node, more) {
     const server = this.servers.get(node.server);
     const probe = node.kind === 'group' && server.rootTruncated;
-    if ((node.kind !== 'collection' && !probe) || this.noChildren.has(node.server)) {
+    // Children are asked for only where the server declares scoped listings (rsrc's
+    // SEP-2093 extension); the rest of a server is its default listing, grouped.
+    const scoped = Boolean(server.status && server.status.resourceMetadata);
+    if ((node.kind !== 'collection' && !probe) || !scoped || this.noChildren.has(node.server)) {
       node.loaded = true;
       return;
     }
@@ -310,7 +317,7 @@ export class Tree {
     } catch (e) {
       node.loaded = true;
       node.hint.textContent = '';
-      if (e.code === -32601) {
+      if (e.code === -32601 || e.kind === 'unsupported') {
         this.noChildren.add(node.server);
       } else if (!probe) {
         node.setChildren([this.info(node, e), ...node.children.filter((c) => c.kind !== 'info')]);

@@ -63,6 +63,7 @@ impl Config {
             drain_delay: Dur(a.drain_delay),
             watch: !a.no_watch,
             watch_window: Dur(a.watch_window),
+            resource_metadata: !a.no_resource_metadata,
             conformance_fixtures: a.conformance_fixtures,
             hidden: a.hidden,
             ignore_files: !a.no_ignore,
@@ -220,6 +221,7 @@ impl Config {
             "admin" => admin.listen;
             "no_watch" => watch;
             "watch_window" => watch_window;
+            "no_resource_metadata" => resource_metadata;
             "conformance_fixtures" => conformance_fixtures;
             "hidden" => hidden, source hidden;
             "no_ignore" => ignore_files, source ignore_files;

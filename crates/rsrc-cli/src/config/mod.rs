@@ -57,6 +57,9 @@ pub(crate) struct Config {
     pub(crate) watch: bool,
     /// Changes to one file within this window are notified once.
     pub(crate) watch_window: Dur,
+    /// Whether SEP-2093 is served, as the declared extension
+    /// `dev.rsrc/resource-metadata`; off, only the standard shapes are.
+    pub(crate) resource_metadata: bool,
     /// Whether the conformance suite's fixture is served too.
     pub(crate) conformance_fixtures: bool,
     /// Default of every directory: serve hidden files.

@@ -4,7 +4,10 @@
 //! Invariant: every listing follows cursors under the page cap, and the tree walk stops at
 //! its depth and at `TREE_MAX_NODES` resources, marking where it stopped, so no server can
 //! make the command run or grow without bound. A listing cut short is printed with a
-//! warning on stderr, never silently.
+//! warning on stderr, never silently. A collection's children are asked for
+//! (`resources/list` with its `uri`) only from a server that declares rsrc's SEP-2093
+//! extension; elsewhere `--uri` keeps what the whole listing holds below the URI, and
+//! says so, and `--tree` does not descend.
 //!
 //! `--filter` on a server that declares SEP-2564 filtering of names and URIs (and without
 //! `--tree`) asks the server for the resources whose name, or one of whose URI segments,
@@ -20,7 +23,7 @@ use futures_util::StreamExt;
 use rsrc::client::{ClientError, anywhere};
 use rsrc::protocol::Resource;
 use rsrc::protocol::jsonrpc::ErrorCode;
-use rsrc::protocol::resources::ListFilter;
+use rsrc::protocol::resources::{Feature, ListFilter, RESOURCE_METADATA_EXTENSION};
 
 use super::target::{Session, Target};
 use super::{Failure, print_json, render, stdout_write, warn};
@@ -116,7 +119,8 @@ pub(super) async fn run(a: LsArgs) -> Result<(), Failure> {
         uri_patterns: Some(uris.clone()),
     };
     let expressible = a.filter.iter().all(|p| rsrc::client::expressible(p));
-    if filter.active() && !a.filter_here && expressible && s.client.filters(&by_server) {
+    let scoped = a.uri.is_none() || s.client.offers(Feature::ScopedList);
+    if filter.active() && !a.filter_here && expressible && scoped && s.client.filters(&by_server) {
         let found = s
             .client
             .search_resources(a.uri.as_deref(), &names, &uris, s.max_pages)
@@ -134,23 +138,11 @@ pub(super) async fn run(a: LsArgs) -> Result<(), Failure> {
             .collect();
         return print_listing(&items, a.json);
     }
-    let mut items = Vec::new();
-    let mut stream = std::pin::pin!(s.client.resources(a.uri.clone(), s.max_pages));
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(r) => {
-                if filter.matches(&r) {
-                    items.push(r);
-                }
-            }
-            // A listing cut short by the page cap is still printed, with a warning.
-            Err(e @ ClientError::Protocol(_)) if !items.is_empty() => {
-                warn(&format!("the listing is incomplete: {e}"));
-                break;
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
+    let items: Vec<Resource> = list_all(&s, a.uri.as_deref())
+        .await?
+        .into_iter()
+        .filter(|r| filter.matches(r))
+        .collect();
     print_listing(&items, a.json)
 }
 
@@ -172,8 +164,9 @@ async fn ls_tree(
     json: bool,
 ) -> Result<(), Failure> {
     let mut visited = 0usize;
-    // Whether the server understood `resources/list` with a `uri`; decided on first use.
-    let mut children_listable = true;
+    // Whether the server understands `resources/list` with a `uri`: not unless it
+    // declares scoped listings; if it does, decided again on first use.
+    let mut children_listable = s.client.offers(Feature::ScopedList);
     let top = list_all(s, root.as_deref()).await?;
     visited += top.len();
     // A recursive default listing names resources inside collections: put each under its
@@ -358,17 +351,33 @@ fn nest_by_uri(resources: Vec<Resource>) -> Vec<render::Node> {
     into_nodes(root, "")
 }
 
+/// Every resource of the listing, or of a collection (`uri`): its children from a server
+/// that declares scoped listings (rsrc's SEP-2093 extension), elsewhere what the whole
+/// listing holds below its URI, announced on stderr. A listing the page cap cut short is
+/// kept, with a warning.
 async fn list_all(s: &Session, uri: Option<&str>) -> Result<Vec<Resource>, ClientError> {
+    if let Some(uri) = uri.filter(|_| !s.client.offers(Feature::ScopedList)) {
+        warn(&format!(
+            "the server does not declare {RESOURCE_METADATA_EXTENSION} (no scoped \
+             resources/list): listing everything and keeping what lies below {uri}"
+        ));
+        let below = s.client.children(uri, s.max_pages).await?;
+        if below.truncated {
+            warn(&format!(
+                "the listing is incomplete: more than {} pages",
+                s.max_pages
+            ));
+        }
+        return Ok(below.items);
+    }
     let mut out = Vec::new();
     let mut stream = std::pin::pin!(s.client.resources(uri.map(str::to_owned), s.max_pages));
     while let Some(item) = stream.next().await {
         match item {
             Ok(r) => out.push(r),
             Err(e @ ClientError::Protocol(_)) if !out.is_empty() => {
-                warn(&format!(
-                    "the listing of {} is incomplete: {e}",
-                    uri.unwrap_or("the server")
-                ));
+                let listing = uri.map_or("the listing".into(), |u| format!("the listing of {u}"));
+                warn(&format!("{listing} is incomplete: {e}"));
                 break;
             }
             Err(e) => return Err(e),

@@ -50,7 +50,8 @@ pub(crate) enum InspectCommand {
         override_usage = "rsrc read [OPTIONS] <URL> <URI>\n       rsrc read [OPTIONS] <URI> -- <COMMAND>..."
     )]
     Read(ReadArgs),
-    /// Show a resource's metadata (`resources/metadata`, or its listing entry).
+    /// Show a resource's metadata (`resources/metadata` where the server declares it, else
+    /// its listing entry or its read).
     #[command(
         override_usage = "rsrc stat [OPTIONS] <URL> <URI>\n       rsrc stat [OPTIONS] <URI> -- <COMMAND>..."
     )]
@@ -115,6 +116,10 @@ impl std::fmt::Display for Failure {
 
 impl From<ClientError> for Failure {
     fn from(e: ClientError) -> Self {
+        // What the server does not offer is the server's answer, as -32601 would be.
+        if let ClientError::NotOffered(m) = &e {
+            return Failure::Server(m.clone());
+        }
         match e.rpc() {
             Some(err) => {
                 let mut m = format!("server error {}: {}", err.code.0, err.message);

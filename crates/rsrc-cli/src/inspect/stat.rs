@@ -1,14 +1,16 @@
-//! `rsrc stat`: one resource's metadata (`resources/metadata`, or, from a server without
-//! it, the resource's entry in the listing).
+//! `rsrc stat`: one resource's metadata: `resources/metadata` from a server that declares
+//! rsrc's SEP-2093 extension (`dev.rsrc/resource-metadata`); from any other, the
+//! resource's entry in the listing, else the entry its read returns
+//! ([`rsrc::client::Client::describe`]).
 //!
-//! Invariant: the fallback is announced on stderr and bounded by the page cap; a URI
-//! the listing does not hold is a server-side failure (exit 1).
+//! Invariant: a fallback is announced on stderr, and bounded by the page cap; a URI
+//! neither listed nor readable is a server-side failure (exit 1).
 
 use clap::Args;
-use futures_util::StreamExt;
-use rsrc::protocol::Resource;
+use rsrc::client::Via;
+use rsrc::protocol::resources::RESOURCE_METADATA_EXTENSION;
 
-use super::target::{Session, Target};
+use super::target::Target;
 use super::{Failure, print_json, render, stdout_write, warn};
 
 #[derive(Args, Debug)]
@@ -22,30 +24,21 @@ pub(crate) struct StatArgs {
 pub(super) async fn run(a: StatArgs) -> Result<(), Failure> {
     let s = a.target.connect(Some(1), "<URI>").await?;
     let uri = s.args[0].clone();
-    let resource = match s.client.metadata(&uri).await {
-        Ok(r) => r,
-        Err(e) if e.is_method_not_found() => {
-            warn("the server has no resources/metadata; looking the URI up in its listing");
-            find_in_listing(&s, &uri).await?
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let found = s.client.describe(&uri, s.max_pages).await?;
+    match found.via {
+        Via::MetadataMethod => {}
+        Via::Listing => warn(&format!(
+            "the server does not declare {RESOURCE_METADATA_EXTENSION} (no resources/metadata): \
+             showing the URI's entry in its listing"
+        )),
+        Via::Read => warn(&format!(
+            "the server does not declare {RESOURCE_METADATA_EXTENSION} (no resources/metadata) \
+             and does not list the URI: showing what reading it says"
+        )),
+    }
     if a.json {
-        print_json(&resource)
+        print_json(&found.resource)
     } else {
-        stdout_write(render::resource_details(&resource).as_bytes())
+        stdout_write(render::resource_details(&found.resource).as_bytes())
     }
-}
-
-async fn find_in_listing(s: &Session, uri: &str) -> Result<Resource, Failure> {
-    let mut stream = std::pin::pin!(s.client.resources(None, s.max_pages));
-    while let Some(item) = stream.next().await {
-        let r = item?;
-        if r.uri == uri {
-            return Ok(r);
-        }
-    }
-    Err(Failure::Server(format!(
-        "{uri} is not in the server's listing"
-    )))
 }

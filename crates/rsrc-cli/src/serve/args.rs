@@ -77,6 +77,13 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub(crate) page_size: u32,
 
+    /// Serve exactly the standard shapes: no rsrc resource-metadata extension
+    /// (dev.rsrc/resource-metadata, SEP-2093) is declared, no resourceType, capabilities
+    /// or metadata on read contents is sent, resources/metadata is an unknown method, and
+    /// a uri on resources/list is ignored.
+    #[arg(long)]
+    pub(crate) no_resource_metadata: bool,
+
     /// Also offer the resources as tools (list_resources, read_resource,
     /// search_resources, list_resource_templates), for hosts whose model only calls tools.
     #[arg(long)]

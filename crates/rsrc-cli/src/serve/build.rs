@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use rsrc::bus::{RedisBus, RedisBusOptions};
+use rsrc::protocol::resources::RESOURCE_METADATA_EXTENSION;
 use rsrc::{Server, ServerConfig};
 use rsrc_providers::db::postgres::{PostgresConfig, PostgresProvider};
 use rsrc_providers::db::{self, sqlite};
@@ -20,9 +21,21 @@ use rsrc_providers::git::{GitConfig, GitProvider};
 use super::secrets::{read_key_file, read_text_secret, redact, redact_error};
 use crate::config::{Config, Dur, Location, Size};
 
-const INSTRUCTIONS: &str = "This server exposes resources. Use resources/list to browse, \
-resources/list with a collection's uri to list its children, resources/metadata for \
-metadata without content, and resources/read for content.";
+/// The instructions for the model: the standard methods, and rsrc's SEP-2093 extension
+/// named as what it is, only when it is served.
+fn instructions(resource_metadata: bool) -> String {
+    let standard = "This server exposes resources. Use resources/list to browse and \
+resources/read for content.";
+    if !resource_metadata {
+        return standard.to_owned();
+    }
+    format!(
+        "{standard} It also serves rsrc's resource metadata extension ({RESOURCE_METADATA_EXTENSION}, \
+declared in its capabilities; SEP-2093, not part of the MCP standard): resources/list with a \
+collection's uri lists its children, and resources/metadata gives a resource's metadata \
+without its content."
+    )
+}
 
 /// The SQLite provider's settings: the top level's (a database's own are on its
 /// source).
@@ -150,10 +163,11 @@ pub(super) fn build(
     let server_config = ServerConfig {
         page_size: config.page_size as usize,
         read_budget: config.read_budget.0,
+        resource_metadata: config.resource_metadata,
         ..ServerConfig::default()
     };
     let mut builder = Server::builder("rsrc", env!("CARGO_PKG_VERSION"))
-        .instructions(INSTRUCTIONS)
+        .instructions(instructions(config.resource_metadata))
         .config(server_config)
         .request_tracing(tracing);
     let cluster = &config.cluster;

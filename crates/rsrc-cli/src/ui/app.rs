@@ -4,7 +4,9 @@
 //! Invariants:
 //! - A failure is `{"error": {"kind", "message", "code"?, "data"?}}`: the server's own
 //!   code and message when it answered with an error (502), 503 when it is not connected,
-//!   504 when it did not answer in time, 400 for a bad request from the page.
+//!   504 when it did not answer in time, 501 (`unsupported`) for what the server does not
+//!   declare (rsrc's SEP-2093 extension: nothing was asked), 400 for a bad request from
+//!   the page.
 //! - What is kept for the page is bounded: the last [`READS_KEPT`] reads, at most
 //!   [`READS_BYTES`] in all; an answer over [`MAX_READ`] is refused, not buffered.
 
@@ -143,6 +145,10 @@ impl From<ClientError> for ApiError {
             ClientError::Closed => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 json!({"kind": "closed", "message": e.to_string()}),
+            ),
+            ClientError::NotOffered(m) => (
+                StatusCode::NOT_IMPLEMENTED,
+                json!({"kind": "unsupported", "message": m}),
             ),
             _ => (
                 StatusCode::BAD_GATEWAY,

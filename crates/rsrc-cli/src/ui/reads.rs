@@ -13,6 +13,7 @@ use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, header};
+use rsrc::client::ClientError;
 use rsrc::protocol::Body as Contents;
 use rsrc::protocol::resources::ReadResourceResult;
 use serde::Deserialize;
@@ -192,7 +193,10 @@ pub(super) async fn metadata(State(app): State<App>, Query(q): Query<UriQuery>) 
     let (slot, client) = app.client(q.server)?;
     match client.metadata(&q.uri).await {
         Ok(resource) => Ok(Json(json!({"resource": resource}))),
-        Err(e) if e.is_method_not_found() => Ok(Json(json!({"unsupported": true}))),
+        // Not declared (rsrc's SEP-2093 extension), or declared but unknown after all.
+        Err(e) if matches!(e, ClientError::NotOffered(_)) || e.is_method_not_found() => {
+            Ok(Json(json!({"unsupported": true})))
+        }
         Err(e) => {
             slot.failed(&e);
             Err(e.into())

@@ -19,7 +19,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rsrc::client::{Change, Client, ClientError, ClientOptions, Watch};
-use rsrc::protocol::{Implementation, ServerCapabilities, resources::ListFilter};
+use rsrc::protocol::resources::{Feature, ListFilter};
+use rsrc::protocol::{Implementation, ServerCapabilities};
 use serde::Serialize;
 use tokio::sync::{Notify, broadcast, watch};
 
@@ -86,6 +87,9 @@ pub(super) struct Status {
     instructions: Option<String>,
     /// Whether searches are filtered by the server (SEP-2564).
     filtering: bool,
+    /// Whether the server declares rsrc's resource-metadata extension (SEP-2093) with
+    /// scoped listings: collections can be opened.
+    resource_metadata: bool,
     /// Whether changes are reported (the watch runs).
     live: bool,
     /// The resources whose changes are reported.
@@ -145,7 +149,8 @@ impl Slot {
     /// Called after a call failed: a failure for want of an answer has the server
     /// pinged at once.
     pub(super) fn failed(&self, e: &ClientError) {
-        if !matches!(e, ClientError::Rpc(_)) {
+        // The server answered, or was not asked: nothing to suspect.
+        if !matches!(e, ClientError::Rpc(_) | ClientError::NotOffered(_)) {
             self.suspect.notify_one();
         }
     }
@@ -180,6 +185,7 @@ impl Slot {
             capabilities: None,
             instructions: None,
             filtering: false,
+            resource_metadata: false,
             live: *live,
             watched: watched.clone(),
         };
@@ -200,6 +206,7 @@ impl Slot {
                     name_patterns: Some(vec!["*".into()]),
                     uri_patterns: Some(vec!["*".into()]),
                 });
+                status.resource_metadata = client.offers(Feature::ScopedList);
             }
         }
         status
