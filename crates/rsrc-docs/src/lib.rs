@@ -50,3 +50,7 @@ pub mod ui {}
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/rmcp.md")]
 pub mod rmcp {}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/spec-status.md")]
+pub mod spec_status {}
