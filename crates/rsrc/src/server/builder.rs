@@ -25,7 +25,10 @@ use crate::extension::{self, PromptCompletion};
 use crate::provider::IntoProvider;
 
 /// Why a server could not be built.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Its `Debug` form is its message, as `Display` writes it: `main` returning this error
+/// (or a `Box<dyn Error>` holding it) through `?` prints the message, not the structure.
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum BuildError {
     /// Two providers were mounted at the same prefix.
@@ -61,6 +64,12 @@ impl std::fmt::Display for BuildError {
                 write!(f, "the provider mounted at {prefix:?} is invalid: {error}")
             }
         }
+    }
+}
+
+impl std::fmt::Debug for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
     }
 }
 
@@ -111,6 +120,18 @@ impl ServerBuilder {
     #[must_use]
     pub fn mount<P: IntoProvider>(mut self, prefix: impl Into<String>, provider: P) -> Self {
         self.router = self.router.mount(prefix, provider);
+        self
+    }
+
+    /// Mounts `provider` whose changes code outside it announces: see
+    /// [`Router::mount_announced`].
+    #[must_use]
+    pub fn mount_announced<P: IntoProvider>(
+        mut self,
+        prefix: impl Into<String>,
+        provider: P,
+    ) -> Self {
+        self.router = self.router.mount_announced(prefix, provider);
         self
     }
 
@@ -257,6 +278,7 @@ impl ServerBuilder {
         }
         self.add_ons.check()?;
         let hub = Hub::with_bus(self.bus.take());
+        hub.set_lists_audible(mounts.iter().any(|m| m.capabilities().list_changed));
         for m in mounts {
             m.provider.attach(hub.feed());
         }
@@ -274,6 +296,7 @@ impl ServerBuilder {
             state: Arc::new(ServerState {
                 core: Core {
                     info: self.info,
+                    host_info: std::sync::OnceLock::new(),
                     instructions: self.instructions,
                     router: self.router,
                     sealer: match self.cursor_keys.split_first() {

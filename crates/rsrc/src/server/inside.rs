@@ -45,6 +45,8 @@ pub(super) struct ServerState {
 /// cursors, where changes meet listeners, and the budget of content in flight.
 pub(super) struct Core {
     pub(super) info: Implementation,
+    /// The name a host stamped on the server, once ([`Server::stamp_info`]).
+    pub(super) host_info: std::sync::OnceLock<Implementation>,
     pub(super) instructions: Option<String>,
     pub(super) router: Router,
     pub(super) config: ServerConfig,
@@ -122,27 +124,32 @@ impl Server {
             .listener(notifier, subscription, self.config().max_subscriptions)
     }
 
+    /// A new listener that delivers nothing until started: a stream's, held to
+    /// [`ServerConfig::max_subscriptions`] (see [`Server::hold_changes`]).
+    pub(super) fn parked_listener(&self) -> Arc<Listener> {
+        self.state
+            .core
+            .hub
+            .parked(true, self.config().max_subscriptions)
+    }
+
     /// The instructions for the model, if any.
-    pub(super) fn instructions(&self) -> Option<&str> {
+    pub fn instructions(&self) -> Option<&str> {
         self.state.core.instructions.as_deref()
     }
 
     /// Whether some provider offers subscriptions.
     pub(super) fn offers_subscriptions(&self) -> bool {
-        self.mounts()
-            .iter()
-            .any(|m| m.provider.capabilities().subscribe)
+        self.mounts().iter().any(|m| m.capabilities().subscribe)
     }
 
     /// Whether some provider publishes list changes.
     pub(super) fn publishes_list_changes(&self) -> bool {
-        self.mounts()
-            .iter()
-            .any(|m| m.provider.capabilities().list_changed)
+        self.mounts().iter().any(|m| m.capabilities().list_changed)
     }
 
     /// What the server declares in `initialize` and `server/discover`.
-    pub(super) fn capabilities(&self) -> ServerCapabilities {
+    pub(super) fn declared_capabilities(&self) -> ServerCapabilities {
         let add_ons = &self.state.add_ons;
         // Every template can be completed (`Provider::complete` answers, with no values
         // by default), so serving one is what declares completion.
