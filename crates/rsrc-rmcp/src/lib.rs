@@ -58,6 +58,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rsrc::protocol::resources as ours;
+use rsrc::protocol::resources::ResourceMetadataExtension;
 use rsrc::server::{HostRequest, Reply};
 use rsrc::{ChangeFeed, ListEntry, Server};
 use serde_json::{Map, Value};
@@ -183,7 +184,18 @@ impl Resources {
     /// `install`); its name and version stand in for the rmcp server's until `get_info`
     /// has been merged once.
     pub fn new(server: Server) -> Resources {
-        let capabilities = convert::retype(&server.capabilities()).unwrap_or_else(|e| {
+        // rmcp answers every revision with one declaration: rsrc's SEP-2093 extension is
+        // declared where each era looks for it (`extensions`, and `experimental` before
+        // 2026-07-28).
+        let mut declared = server.capabilities();
+        let mut legacy = declared.clone();
+        ResourceMetadataExtension::place(&mut legacy, rsrc::protocol::Era::Legacy);
+        if let Some(experimental) = legacy.other.remove("experimental") {
+            declared
+                .other
+                .insert("experimental".to_owned(), experimental);
+        }
+        let capabilities = convert::retype(&declared).unwrap_or_else(|e| {
             tracing::error!(error = %e.message, "the engine's capabilities do not fit rmcp's");
             ServerCapabilities::default()
         });

@@ -4,6 +4,9 @@
 //! with their codes and data, completion, `resources/metadata`, subscriptions. Every
 //! message of both is validated against the revision's schema.
 //!
+//! Each holds with rsrc's SEP-2093 extension served on both sides, and switched off on
+//! both (`resource_metadata(false)`: exactly the standard shapes).
+//!
 //! The only differences allowed are the ones `docs/rmcp.md` lists: `serverInfo`, and
 //! what rmcp's types have no place for — SEP-2093's `resourceType` and `capabilities`
 //! on listed resources, and every member of read contents but `uri`, `mimeType`,
@@ -17,6 +20,7 @@ use std::time::Duration;
 
 use common::FakeNotion;
 use rsrc::protocol::ProtocolVersion;
+use rsrc::protocol::resources::RESOURCE_METADATA_EXTENSION;
 use rsrc::transport::{StreamConfig, serve_in_memory};
 use rsrc_testkit::Peer;
 use serde_json::{Value, json};
@@ -32,15 +36,18 @@ const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// Members of a read's contents that rmcp's `ResourceContents` holds.
 const CONTENTS_KEPT: [&str; 5] = ["uri", "mimeType", "text", "blob", "_meta"];
 
+/// The extension served, and switched off.
+const METADATA: [bool; 2] = [true, false];
+
 /// rsrc's own server and the rmcp-hosted one, each over its own fake Notion, begun in
-/// revision `v`.
-async fn both(v: ProtocolVersion) -> (Peer, Peer) {
+/// revision `v`, both serving rsrc's SEP-2093 extension or neither.
+async fn both(v: ProtocolVersion, metadata: bool) -> (Peer, Peer) {
     let fake = || Arc::new(FakeNotion::with_latency(Duration::ZERO));
-    let own = common::engine(&fake(), 2);
+    let own = common::engine_with(&fake(), 2, metadata);
     let (r, w) = tokio::io::split(serve_in_memory(&own, StreamConfig::default()));
     let mut own = Peer::new(r, w);
     own.begin(v).await;
-    let hosted = common::peer(common::hosted(&fake(), 2), v).await;
+    let hosted = common::peer(common::hosted_with(&fake(), 2, metadata), v).await;
     (own, hosted)
 }
 
@@ -94,8 +101,8 @@ async fn same(own: &mut Peer, hosted: &mut Peer, method: &str, params: Value) ->
 
 #[tokio::test]
 async fn listings_with_cursors_templates_and_reads_are_the_same() {
-    for v in REVISIONS {
-        let (mut own, mut hosted) = both(v).await;
+    for (v, metadata) in REVISIONS.into_iter().flat_map(|v| METADATA.map(|m| (v, m))) {
+        let (mut own, mut hosted) = both(v, metadata).await;
         let mut cursor: Option<Value> = None;
         let mut uris = Vec::new();
         loop {
@@ -137,9 +144,19 @@ async fn listings_with_cursors_templates_and_reads_are_the_same() {
 
 #[tokio::test]
 async fn metadata_completion_and_errors_are_the_same() {
-    for v in REVISIONS {
-        let (mut own, mut hosted) = both(v).await;
+    for (v, metadata) in REVISIONS.into_iter().flat_map(|v| METADATA.map(|m| (v, m))) {
+        let (mut own, mut hosted) = both(v, metadata).await;
         for uri in ["sample:///guide", "sample:///report.pdf", "sample:///nope"] {
+            let params = json!({ "uri": uri });
+            if !metadata {
+                // Unknown without the extension: the engine's -32601 on one side, the
+                // rmcp handler's own (the engine hands it the method) on the other.
+                let a = own.call("resources/metadata", params.clone()).await;
+                let b = hosted.call("resources/metadata", params).await;
+                assert_eq!(a["error"]["code"], -32601, "{a}");
+                assert_eq!(b["error"]["code"], -32601, "{b}");
+                continue;
+            }
             let m = same(
                 &mut own,
                 &mut hosted,
@@ -177,8 +194,8 @@ async fn metadata_completion_and_errors_are_the_same() {
 
 #[tokio::test]
 async fn subscriptions_and_levels_are_the_same_in_2025() {
-    for v in &REVISIONS[..2] {
-        let (mut own, mut hosted) = both(*v).await;
+    for (v, metadata) in REVISIONS[..2].iter().flat_map(|v| METADATA.map(|m| (v, m))) {
+        let (mut own, mut hosted) = both(*v, metadata).await;
         for uri in [
             "notion://pages/abc123",
             "notion://pages/nope",
@@ -212,35 +229,50 @@ async fn subscriptions_and_levels_are_the_same_in_2025() {
 #[tokio::test]
 async fn the_resource_capabilities_are_the_same() {
     // rmcp's ResourcesCapability has no `filtering` (SEP-2564), and its list params no
-    // `filter`: docs/rmcp.md names it among what rmcp cannot carry.
-    let caps = |r: &Value| {
-        let c = &r["result"]["capabilities"];
+    // `filter`: docs/rmcp.md names it among what rmcp cannot carry. rsrc's extension is
+    // where the revision declares one (`experimental` before 2026-07-28, `extensions`
+    // from it); the adapter, which answers every revision with one declaration, declares
+    // it in both.
+    let caps = |c: &Value, place: &str| {
+        assert!(c["resources"].is_object(), "{c}");
         let mut resources = c["resources"].clone();
         if let Some(r) = resources.as_object_mut() {
             r.remove("filtering");
         }
-        json!([resources, c["completions"], c["logging"]])
+        let extension = c[place][RESOURCE_METADATA_EXTENSION].clone();
+        json!([resources, c["completions"], c["logging"], extension])
     };
-    for v in &REVISIONS[..2] {
-        let fake = Arc::new(FakeNotion::with_latency(Duration::ZERO));
-        let (r, w) = tokio::io::split(serve_in_memory(
-            &common::engine(&fake, 2),
-            StreamConfig::default(),
-        ));
-        let a = Peer::new(r, w).initialize(*v).await;
-        let (r, w) = tokio::io::split(common::serve_in_memory(common::hosted(&fake, 2)));
-        let b = Peer::new(r, w).initialize(*v).await;
-        assert_eq!(caps(&a), caps(&b), "{v}");
+    for metadata in METADATA {
+        for v in &REVISIONS[..2] {
+            let fake = Arc::new(FakeNotion::with_latency(Duration::ZERO));
+            let (r, w) = tokio::io::split(serve_in_memory(
+                &common::engine_with(&fake, 2, metadata),
+                StreamConfig::default(),
+            ));
+            let a = Peer::new(r, w).initialize(*v).await;
+            let (r, w) = tokio::io::split(common::serve_in_memory(common::hosted_with(
+                &fake, 2, metadata,
+            )));
+            let b = Peer::new(r, w).initialize(*v).await;
+            let (ca, cb) = (&a["capabilities"], &b["capabilities"]);
+            assert_eq!(caps(ca, "experimental"), caps(cb, "experimental"), "{v}");
+            assert_eq!(
+                ca["experimental"][RESOURCE_METADATA_EXTENSION].is_object(),
+                metadata
+            );
+            assert_eq!(a["protocolVersion"], b["protocolVersion"]);
+        }
+        let (mut own, mut hosted) = both(ProtocolVersion::V2026_07_28, metadata).await;
+        let a = own.call("server/discover", json!({})).await;
+        let b = hosted.call("server/discover", json!({})).await;
+        let (ca, cb) = (&a["result"]["capabilities"], &b["result"]["capabilities"]);
+        assert_eq!(caps(ca, "extensions"), caps(cb, "extensions"));
         assert_eq!(
-            a["result"]["protocolVersion"],
-            b["result"]["protocolVersion"]
+            ca["extensions"][RESOURCE_METADATA_EXTENSION].is_object(),
+            metadata
         );
-    }
-    let (mut own, mut hosted) = both(ProtocolVersion::V2026_07_28).await;
-    let a = own.call("server/discover", json!({})).await;
-    let b = hosted.call("server/discover", json!({})).await;
-    assert_eq!(caps(&a), caps(&b));
-    for key in ["supportedVersions", "ttlMs", "cacheScope", "resultType"] {
-        assert_eq!(a["result"][key], b["result"][key], "{key}");
+        for key in ["supportedVersions", "ttlMs", "cacheScope", "resultType"] {
+            assert_eq!(a["result"][key], b["result"][key], "{key}");
+        }
     }
 }

@@ -100,6 +100,11 @@ pub fn sample_set() -> ResourceSet {
 /// The engine behind the tests: the Notion resources (announced by the tool) and the
 /// sample set, pages of `page_size`, cursors sealed with [`CURSOR_KEY`].
 pub fn engine(client: &Arc<FakeNotion>, page_size: usize) -> rsrc::Server {
+    engine_with(client, page_size, true)
+}
+
+/// [`engine`], serving rsrc's SEP-2093 extension or exactly the standard shapes.
+pub fn engine_with(client: &Arc<FakeNotion>, page_size: usize, metadata: bool) -> rsrc::Server {
     rsrc::Server::builder("engine", "1.0")
         .mount_announced(
             "notion:",
@@ -113,15 +118,21 @@ pub fn engine(client: &Arc<FakeNotion>, page_size: usize) -> rsrc::Server {
             ..EngineConfig::default()
         })
         .cursor_key(CURSOR_KEY)
+        .resource_metadata(metadata)
         .build()
         .expect("the engine builds")
 }
 
 /// The hosted server over the Notion client `client`.
 pub fn hosted(client: &Arc<FakeNotion>, page_size: usize) -> Hosted {
+    hosted_with(client, page_size, true)
+}
+
+/// [`hosted`] over [`engine_with`].
+pub fn hosted_with(client: &Arc<FakeNotion>, page_size: usize, metadata: bool) -> Hosted {
     Hosted {
         client: Arc::clone(client),
-        resources: Resources::new(engine(client, page_size)),
+        resources: Resources::new(engine_with(client, page_size, metadata)),
     }
 }
 

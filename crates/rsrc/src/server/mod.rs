@@ -21,6 +21,7 @@ mod fit;
 pub(crate) mod gate;
 mod handlers;
 mod host;
+mod hosted;
 mod inside;
 mod reply;
 mod router;
@@ -41,7 +42,7 @@ use inside::ServerState;
 pub use builder::{BuildError, ServerBuilder};
 pub use config::ServerConfig;
 pub use dispatch::{Handled, Incoming, Notice, Outcome, Prepared, Refusal};
-pub use host::{HeldChanges, HostRequest};
+pub use hosted::{HeldChanges, HostRequest};
 pub use reply::Reply;
 pub(crate) use reply::Streaming;
 #[cfg(feature = "http")]

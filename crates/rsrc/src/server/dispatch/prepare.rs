@@ -22,7 +22,7 @@ use serde_json::value::RawValue;
 
 use super::super::Server;
 use super::super::gate::{Asked, Eras, Kind};
-use super::super::host::{HeldChanges, HostRequest};
+use super::super::hosted::{HeldChanges, HostRequest};
 use super::super::reply::Reply;
 use super::super::session::Session;
 use crate::extension::ExtensionParams;
@@ -170,6 +170,10 @@ macro_rules! calls {
         impl Call {
             fn decode(server: &Server, method: &str, params: Option<&RawValue>) -> Call {
                 match method {
+                    // SEP-2093's method, rsrc's extension: unknown when it is off.
+                    ResourceMetadata::NAME if !server.serves_resource_metadata() => {
+                        Call::Unknown(Peek::of(params))
+                    }
                     $(
                         <$method as Method>::NAME => {
                             decode::<<$method as Method>::Params>(params, Eras::$eras, Call::$variant)
@@ -364,6 +368,14 @@ pub(in crate::server) fn prepare_typed(
         HostRequest::List(p) => (ListResources::NAME, Call::List(p)),
         HostRequest::DirectoryRead(p) => (DirectoryRead::NAME, Call::DirectoryRead(p)),
         HostRequest::Read(p) => (ReadResource::NAME, Call::Read(p)),
+        HostRequest::Metadata(p) if !server.serves_resource_metadata() => (
+            ResourceMetadata::NAME,
+            Call::Unknown(Peek {
+                meta: p.meta,
+                uri: Some(p.uri),
+                name: None,
+            }),
+        ),
         HostRequest::Metadata(p) => (ResourceMetadata::NAME, Call::Metadata(p)),
         HostRequest::Templates(p) => (ListResourceTemplates::NAME, Call::Templates(p)),
         HostRequest::Complete(p) => (Complete::NAME, Call::Complete(p)),

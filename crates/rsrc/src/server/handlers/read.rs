@@ -5,7 +5,6 @@
 //! `resources/metadata` is SEP-2093's, served only with rsrc's extension: without it, it
 //! is an unknown method (`-32601`).
 
-use rsrc_protocol::methods::{Method, ResourceMetadata};
 use rsrc_protocol::resources::{
     ReadResourceParams, ReadResourceResult, ResourceMetadataResult, ResourceParams,
 };
@@ -52,10 +51,6 @@ pub(in crate::server) async fn metadata(
     ctx: RequestContext,
     mut p: ResourceParams,
 ) -> Result<ResourceMetadataResult, RequestError> {
-    if !srv.serves_resource_metadata() {
-        // SEP-2093's method, not the standard's: unknown without the extension.
-        return Err(RequestError::MethodNotFound(ResourceMetadata::NAME.into()));
-    }
     canonicalize(&srv, &mut p.uri)?;
     let (_, mount) = srv.route(&p.uri)?;
     let mut result = ResourceMetadataResult {

@@ -22,7 +22,7 @@ use crate::changes::{Listener, TooMany};
 use crate::context::{Notification, RequestContext};
 use crate::error::RequestError;
 use crate::server::Server;
-use crate::server::host::HeldChanges;
+use crate::server::hosted::HeldChanges;
 use crate::server::session::Session;
 
 /// The session's listener, made on first use.
