@@ -4,6 +4,8 @@
 //! ```sh
 //! cargo bench -p rsrc-cli --bench scale              # everything (~10 min on 2 cores)
 //! cargo bench -p rsrc-cli --bench scale -- listing 1000000
+//! cargo bench -p rsrc-cli --bench scale -- relisting 10000 1000000
+//! RSRC_BIN=/path/to/other/rsrc cargo bench -p rsrc-cli --bench scale -- relisting 10000
 //! cargo bench -p rsrc-cli --bench scale -- listen 10000
 //! cargo bench -p rsrc-cli --bench scale -- listen 10000 --threads=2
 //! cargo bench -p rsrc-cli --bench scale -- sessions 10000
@@ -14,6 +16,9 @@
 //!   served over stdio and paged through `resources/list` to the end: entries per second,
 //!   time to the first page, the server's peak RSS; then 2,000 reads of random files one
 //!   at a time (µs each).
+//! - `relisting N…`: the same tree served with the watcher on, listed whole once, then
+//!   again through the cached listings and kept pages (20 times, once for a million
+//!   files): entries per second of each, the server's CPU per entry relisted.
 //! - `listen N`: N `subscriptions/listen` streams over Streamable HTTP on one instance,
 //!   each subscribed to one file: memory per idle stream, then 20 writes of that file and
 //!   the delay from each write to the last stream's notification, beyond the coalescing
@@ -25,7 +30,9 @@
 //!   (1k … 1M files) and with the listeners (1 … 10k).
 //!
 //! The HTTP server runs with `serve`'s default of one worker thread; `--threads=N` gives
-//! it N (`rsrc serve --threads N`).
+//! it N (`rsrc serve --threads N`). `--serve-arg=ARG` adds ARG to every `rsrc serve`
+//! (e.g. `--serve-arg=--listing-freshness=stamp`), and `RSRC_BIN` measures another build
+//! of `rsrc` (one built before a change, to compare).
 //!
 //! Nothing here asserts a time: these are measurements, printed as markdown rows.
 //!
@@ -40,14 +47,19 @@ mod streams;
 
 use std::sync::atomic::Ordering;
 
-use listing::listing_table;
-use servers::THREADS;
+use listing::{listing_table, relisting_table};
+use servers::{SERVE_ARGS, THREADS};
 use streams::{listen, sessions};
 
 fn main() {
     if let Some(n) = std::env::args().find_map(|a| a.strip_prefix("--threads=")?.parse().ok()) {
         THREADS.store(n, Ordering::Relaxed);
     }
+    let _ = SERVE_ARGS.set(
+        std::env::args()
+            .filter_map(|a| a.strip_prefix("--serve-arg=").map(str::to_owned))
+            .collect(),
+    );
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with("--"))
@@ -71,6 +83,14 @@ fn main() {
                 &sizes
             });
         }
+        Some("relisting") => {
+            let sizes = numbers(1);
+            relisting_table(if sizes.is_empty() {
+                &[10_000, 1_000_000]
+            } else {
+                &sizes
+            });
+        }
         Some("listen") => {
             let n = numbers(1).first().copied().unwrap_or(10_000);
             runtime.block_on(listen(n, true));
@@ -86,7 +106,9 @@ fn main() {
             runtime.block_on(sessions(10_000));
             growth(&runtime);
         }
-        Some(other) => eprintln!("unknown scenario {other:?}: listing, listen, sessions, growth"),
+        Some(other) => {
+            eprintln!("unknown scenario {other:?}: listing, relisting, listen, sessions, growth");
+        }
     }
 }
 

@@ -44,8 +44,14 @@ pub(crate) fn tree(n: usize) -> PathBuf {
     root
 }
 
+/// Arguments added to every `rsrc serve` (`--serve-arg=ARG`, repeatable).
+pub(crate) static SERVE_ARGS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+/// The binary measured: `RSRC_BIN` if set (another build, to compare), else this
+/// workspace's.
 pub(crate) fn rsrc() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rsrc"));
+    let bin = std::env::var_os("RSRC_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_rsrc").into());
+    let mut c = Command::new(bin);
     c.env("RUST_LOG", "warn").stderr(Stdio::inherit());
     c
 }
@@ -114,8 +120,15 @@ pub(crate) struct StdioServer {
 
 impl StdioServer {
     pub(crate) fn start(dir: &Path) -> Self {
+        Self::start_with(dir, &["--no-watch"])
+    }
+
+    /// `rsrc serve DIR` with `args` and the `--serve-arg`s.
+    pub(crate) fn start_with(dir: &Path, args: &[&str]) -> Self {
         let mut child = rsrc()
-            .args(["serve", "--no-watch"])
+            .arg("serve")
+            .args(args)
+            .args(SERVE_ARGS.get().into_iter().flatten())
             .arg(dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -63,6 +63,7 @@ impl Config {
             drain_delay: Dur(a.drain_delay),
             watch: !a.no_watch,
             watch_window: Dur(a.watch_window),
+            listing_freshness: a.listing_freshness,
             resource_metadata: !a.no_resource_metadata,
             conformance_fixtures: a.conformance_fixtures,
             hidden: a.hidden,
@@ -221,6 +222,7 @@ impl Config {
             "admin" => admin.listen;
             "no_watch" => watch;
             "watch_window" => watch_window;
+            "listing_freshness" => listing_freshness;
             "no_resource_metadata" => resource_metadata;
             "conformance_fixtures" => conformance_fixtures;
             "hidden" => hidden, source hidden;

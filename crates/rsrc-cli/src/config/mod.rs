@@ -30,7 +30,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Deserializer, Serialize};
 
 pub(crate) use sources::{Location, SourceConfig, SourceOptions};
-pub(crate) use values::{Dur, Listen, Size, parse_listen, parse_size};
+pub(crate) use values::{Dur, Freshness, Listen, Size, parse_listen, parse_size};
 
 /// The whole configuration. Its scalar keys are the server's settings and the defaults
 /// of every source; `[tools]`, `[http]` and `[[sources]]` follow.
@@ -57,6 +57,8 @@ pub(crate) struct Config {
     pub(crate) watch: bool,
     /// Changes to one file within this window are notified once.
     pub(crate) watch_window: Dur,
+    /// How a directory listing the server cached is known to be current.
+    pub(crate) listing_freshness: Freshness,
     /// Whether SEP-2093 is served, as the declared extension
     /// `dev.rsrc/resource-metadata`; off, only the standard shapes are.
     pub(crate) resource_metadata: bool,

@@ -1,5 +1,6 @@
 //! The values written the same way in the file and on the command line: sizes
-//! (`32MiB`), durations (`250ms`) and listening addresses (`127.0.0.1:8080`, `8080`).
+//! (`32MiB`), durations (`250ms`), listening addresses (`127.0.0.1:8080`, `8080`) and
+//! the listing freshness mode (`watch`, `stamp`).
 //!
 //! Invariant: each value prints in a form that reads back to the same value (a size in
 //! the largest unit that divides it exactly).
@@ -161,6 +162,27 @@ mod tests {
         ] {
             assert_eq!(Size(n).to_string(), shown);
             assert_eq!(parse_size(shown), Ok(n));
+        }
+    }
+}
+
+/// How a directory listing the server cached is known to be current, written `watch` or
+/// `stamp` (`rsrc_providers::fs::ListingFreshness`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Freshness {
+    /// Take the file watcher's word while it is armed and has lost nothing; stamps where
+    /// it cannot vouch.
+    Watch,
+    /// Read each cached directory's stamp on every listing (network filesystems).
+    Stamp,
+}
+
+impl From<Freshness> for rsrc_providers::fs::ListingFreshness {
+    fn from(mode: Freshness) -> Self {
+        match mode {
+            Freshness::Watch => rsrc_providers::fs::ListingFreshness::Watch,
+            Freshness::Stamp => rsrc_providers::fs::ListingFreshness::Stamp,
         }
     }
 }

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::config::Freshness;
+
 /// Options of `rsrc serve`.
 #[derive(Args, Debug)]
 pub(crate) struct ServeArgs {
@@ -63,6 +65,15 @@ pub(crate) struct ServeArgs {
     /// Changes to one file within this window are notified once.
     #[arg(long, default_value = "50ms", value_parser = humantime::parse_duration)]
     pub(crate) watch_window: Duration,
+
+    /// How a directory listing the server cached is known to be current: `watch` takes
+    /// the file watcher's word while it is armed and has lost nothing (no system call per
+    /// directory), and falls back to `stamp` where it cannot (an overflow, a directory it
+    /// cannot watch, a network filesystem it recognises); `stamp` reads each cached
+    /// directory's stamp on every listing, for network filesystems whose changes made
+    /// elsewhere raise no event here.
+    #[arg(long, value_enum, default_value_t = Freshness::Watch, value_name = "MODE")]
+    pub(crate) listing_freshness: Freshness,
 
     /// Longest time one request may keep a database busy; a query running longer is
     /// stopped.

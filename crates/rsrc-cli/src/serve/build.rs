@@ -343,6 +343,7 @@ pub(super) fn build(
             collection_budget: config.collection_budget.0,
             watch: config.watch,
             watch_window: config.watch_window.0,
+            listing_freshness: config.listing_freshness.into(),
             ..conversions()
         };
         builder = builder.mount(fs::PREFIX, FsProvider::with_roots(dirs, fs_config)?);

@@ -9,10 +9,10 @@
 //! Invariants:
 //! - What a client sees is as fresh as the listing cache's rules make any listing: the
 //!   page itself is listed when asked for, from what the walk cached, so an entry added,
-//!   removed or renamed since shows at once (the directory's stamp), and a file's size
-//!   or time is at most the cache's time to live old (as on any listing the cache
-//!   serves; without the walk ahead, the first listing of a directory would have read
-//!   them when asked).
+//!   removed or renamed since shows as on any listing the cache serves (at once by the
+//!   directory's stamp, or once the watcher has read it), and a file's size or time is at
+//!   most the cache's time to live old (without the walk ahead, the first listing of a
+//!   directory would have read them when asked).
 //! - At most [`SLOTS`] walks are remembered (one per client paging at once); the oldest
 //!   goes first. A walk nobody asks for costs one page of work, and one whose slot is gone
 //!   before it starts costs nothing.

@@ -1,13 +1,15 @@
 //! The recursive listing's pages, kept with the cached directory listings they were
 //! walked from, so that listing a page again through a tree that has not changed costs a
-//! stamp per directory (one `statx`) and a clone of the page, not a walk.
+//! clone of the page, not a walk: no system call while the watcher vouches for the
+//! listings, else a stamp per directory (one `statx`).
 //!
 //! Invariants:
 //! - A kept page answers only while every directory its walk read is still the very
-//!   listing the cache holds for it (the same allocation, looked up under a fresh stamp
-//!   and within the cache's time to live). A walk reads nothing else, so it would give the
-//!   same page: a kept page is exactly as fresh as a walk through the cache, and an entry
-//!   added, removed or renamed shows at once.
+//!   listing the cache holds for it (the same allocation, current by the cache's rules:
+//!   on the watcher's word or under a fresh stamp, and within the cache's time to live).
+//!   A walk reads nothing else, so it would give the same page: a kept page is exactly as
+//!   fresh as a walk through the cache, and an entry added, removed or renamed shows as
+//!   soon as a walk would show it.
 //! - A walk that read a directory the cache does not hold (too large for it, or no cache),
 //!   or that failed to read one, is not kept.
 //! - Memory is bounded: the kept pages cost at most the listing cache's budget in all,

@@ -14,8 +14,9 @@
 //!   goes on after the last entry examined.
 //! - Listings and searches run on blocking threads ([`super::off_runtime`]): a page costs a
 //!   system call or two per file, which must not hold up the runtime's other requests.
-//!   The one exception costs a system call per directory: a page of the recursive listing
-//!   that the listing cache holds whole is listed where it is asked for. Each looks at
+//!   The one exception costs at most a system call per directory (none while the watcher
+//!   vouches for the listings): a page of the recursive listing that the listing cache
+//!   holds whole is listed where it is asked for. Each looks at
 //!   its stop signal before every directory and entry, and once it is set (the request
 //!   went away) gives up with [`cancelled`].
 //! - The walks ahead and the warming of the cache answer no request: nothing stops them
@@ -27,6 +28,7 @@ use std::sync::Arc;
 
 use rsrc::{Filter, ListEntry, Page, ResourceError, SearchRequest};
 
+use super::cache::Lookup;
 use super::entry::{Entry, Info};
 use super::kept::Visits;
 use super::scan::{self, Scope};
@@ -155,9 +157,10 @@ impl ServedRoots {
     ) -> Result<Option<(Page, bool)>, ResourceError> {
         if let Some(cache) = &self.cache
             && let Some((resources, next)) = self.kept.get(after, limit, |root, dir| {
-                scan::cached_listing(&self.roots[root].dir, cache, root, dir)
-                    .ok()
-                    .and_then(|(_, listing)| listing)
+                match scan::cached_listing(&self.roots[root].dir, cache, &self.fresh, root, dir) {
+                    Ok(Lookup::Hit(listing)) => Some(listing),
+                    _ => None,
+                }
             })
         {
             let page = Page {

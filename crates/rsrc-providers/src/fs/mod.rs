@@ -23,15 +23,20 @@
 //! - Changes are watched through the roots' own directory handles (`watch.rs`, Linux) and
 //!   published coalesced: a change to an entry updates it and its parent collection.
 //!   Elsewhere the provider declares neither `subscribe` nor `listChanged`.
+//! - A cached listing is current while the watcher vouches for its root and has not
+//!   dropped it, else while its directory's stamp is unchanged (`fresh.rs`, `cache.rs`):
+//!   a listing reflects every change the watcher has delivered, and the watcher drops
+//!   what a change touches before publishing it.
 //!
 //! # Layout
 //!
 //! This file holds the settings, the roots and how a URI resolves to a path in one;
 //! `list.rs` the listings and search, `read.rs` reading files and directories,
 //! `complete.rs` completion; `walk.rs` the sorted, resumable walks of a tree, over
-//! `scan.rs` (one directory's next entries) and `cache.rs` (the listing cache), which
-//! share `entry.rs` (what a listing knows of an entry); `ahead.rs` the walk ahead of the
-//! next page, `filter.rs` what is exposed, `convert.rs` format conversions, `watch.rs`
+//! `scan.rs` (one directory's next entries) and `cache.rs` (the listing cache, with
+//! `fresh.rs`: when the watcher's word stands for a stamp), which share `entry.rs` (what
+//! a listing knows of an entry); `kept.rs` the recursive listing's pages kept with the
+//! listings they were walked from; `ahead.rs` the walk ahead of the next page, `filter.rs` what is exposed, `convert.rs` format conversions, `watch.rs`
 //! change notifications. Opening and reading one file safely, work on blocking threads,
 //! paths and URI segments, and content types are shared with other providers
 //! (`crate::kit`).
@@ -42,6 +47,9 @@ mod complete;
 mod convert;
 mod entry;
 mod filter;
+mod fresh;
+#[cfg(all(test, target_os = "linux"))]
+mod freshness;
 mod kept;
 mod list;
 mod read;
@@ -77,6 +85,7 @@ pub use convert::{Converted, Converter, Isolation, Worker, convert_worker, defau
 pub use filter::FilterConfig;
 #[doc(hidden)]
 pub use filter::fuzz_ignore_file;
+pub use fresh::{FreshnessFallback, ListingFreshness, ListingTrust};
 
 use crate::kit::armed::Armed;
 use crate::kit::blocking::{Signal, Stop, stoppable};
@@ -91,6 +100,7 @@ use cache::DirCache;
 use convert::Conversions;
 use entry::Info;
 use filter::Filter;
+use fresh::Freshness;
 use kept::KeptPages;
 use scan::Scope;
 
@@ -125,8 +135,10 @@ pub struct FsConfig {
     pub cache: Option<CacheHint>,
     /// Most directory entries kept in the listing cache (default 65,536, about 20 MiB; 0
     /// disables it).
-    /// A cached directory is reused while its stamp is unchanged (no entry added, removed
-    /// or renamed) and for at most `listing_cache_ttl`.
+    /// A cached directory is reused for at most `listing_cache_ttl`, and meanwhile while
+    /// it is current by [`listing_freshness`](Self::listing_freshness): until the watcher
+    /// reads a change to it, or while its stamp is unchanged (no entry added, removed or
+    /// renamed).
     pub listing_cache_entries: usize,
     /// How long a cached listing may be reused; this bounds how stale a listed file's
     /// size and modification time can be (default 2 s).
@@ -150,6 +162,11 @@ pub struct FsConfig {
     /// Changes to one entry within this window are published as one update (default
     /// 50 ms).
     pub watch_window: Duration,
+    /// How a cached listing is known to be current (default: trust the watcher while it
+    /// vouches for the root, see [`ListingFreshness`]). [`ListingFreshness::Stamp`] is for
+    /// roots on network filesystems whose changes raise no event here; roots on
+    /// filesystems known to be such fall back to stamps on their own.
+    pub listing_freshness: ListingFreshness,
 }
 
 impl std::fmt::Debug for FsConfig {
@@ -185,6 +202,7 @@ impl Default for FsConfig {
             warm_listing_cache: false,
             watch: true,
             watch_window: Duration::from_millis(50),
+            listing_freshness: ListingFreshness::Watch,
         }
     }
 }
@@ -274,6 +292,8 @@ struct ServedRoots {
     ahead: Ahead,
     /// The recursive listing's pages walked through the listing cache (with it only).
     kept: KeptPages,
+    /// Whether the watcher vouches for the listing cache's listings, root by root.
+    fresh: Arc<Freshness>,
     conversions: Conversions,
     config: FsConfig,
     /// Whether every change from now on will be seen: false from the watcher's start
@@ -375,6 +395,7 @@ impl FsProvider {
             config.max_read,
         );
         let served = Arc::new(ServedRoots {
+            fresh: Arc::new(Freshness::new(config.listing_freshness, opened.len())),
             roots: opened,
             kept: KeptPages::new(config.listing_cache_entries),
             cache,
@@ -398,6 +419,13 @@ impl FsProvider {
         let path = path.into();
         FsProvider::new(vec![(default_root_name(&path), path)], config)
     }
+
+    /// What its listings rest on: whether the watcher vouches for them now, and how often
+    /// they fell back to stamps (see [`ListingFreshness`]). Valid after the provider is
+    /// mounted.
+    pub fn listing_trust(&self) -> ListingTrust {
+        ListingTrust(Arc::clone(&self.served.fresh))
+    }
 }
 
 impl ServedRoots {
@@ -417,6 +445,7 @@ impl ServedRoots {
             dir: &self.roots[index].dir,
             filter: &self.roots[index].filter,
             cache: self.cache.as_ref(),
+            fresh: &self.fresh,
             cached_only: false,
             scanned: std::cell::Cell::new(false),
             uncached: std::cell::Cell::new(false),

@@ -21,9 +21,10 @@ use std::sync::Arc;
 use cap_std::fs::{Dir, DirEntry};
 use rsrc::keyset;
 
-use super::cache::{CachedDir, DirCache, MAX_CACHED_DIR, Stamp};
+use super::cache::{CachedDir, DirCache, Lookup, MAX_CACHED_DIR, Stamp};
 use super::entry::{Entry, Info, Kind};
 use super::filter::Filter;
+use super::fresh::Freshness;
 use super::kept::Visits;
 use crate::kit::blocking::Signal;
 use crate::kit::rel_path::RelPath;
@@ -71,6 +72,8 @@ pub(crate) struct Scope<'a> {
     pub(crate) dir: &'a Dir,
     pub(crate) filter: &'a Filter,
     pub(crate) cache: Option<&'a DirCache>,
+    /// Whether the watcher vouches for the cache's listings (`fresh.rs`).
+    pub(crate) fresh: &'a Freshness,
     /// Read only directories the listing cache holds: the first one it does not ends the
     /// walk with [`io::ErrorKind::WouldBlock`].
     pub(crate) cached_only: bool,
@@ -108,16 +111,16 @@ impl Scope<'_> {
     }
 }
 
-/// The directory's stamp (one `statx`), and the listing of it the cache holds under that
-/// stamp, if any.
+/// The listing of `dir` the cache holds, if it is current: on the watcher's word, or by
+/// the directory's stamp (one `statx`), which a miss carries for caching a fresh scan.
 pub(crate) fn cached_listing(
     root: &Dir,
     cache: &DirCache,
+    fresh: &Freshness,
     index: usize,
     dir: &RelPath,
-) -> io::Result<(Stamp, Option<Arc<CachedDir>>)> {
-    let stamp = stamp_of(root, dir)?;
-    Ok((stamp, cache.get(index, dir, stamp)))
+) -> io::Result<Lookup> {
+    cache.lookup(fresh, index, dir, || stamp_of(root, dir))
 }
 
 /// The kind of `name` in `dir`: files and directories as they are; a symlink is followed
@@ -299,20 +302,21 @@ pub(crate) fn next_entries(
 ) -> io::Result<Vec<Entry>> {
     scope.stop.check()?;
     // The stamp is read by path before the directory is opened and scanned (one system
-    // call on a cache hit). Reading it by path cannot expose anything: a stamp is only ever
-    // compared with one taken for a listing that was scanned through the capability handle,
-    // and a stamp names one inode, so a match means the very directory that was scanned.
-    // A change between the stamp and the scan leaves the cached stamp older than the
-    // directory's, so the listing is scanned again next time.
+    // call on a cache hit, none on one the watcher vouches for). Reading it by path cannot
+    // expose anything: a stamp is only ever compared with one taken for a listing that was
+    // scanned through the capability handle, and a stamp names one inode, so a match
+    // means the very directory that was scanned. A change between the stamp and the scan
+    // leaves the cached stamp older than the directory's, so the listing is scanned again
+    // next time; one the watcher reads during the scan leaves the listing untrusted
+    // (`cache.rs`, `Ticket`).
     let stamp = match scope.cache {
-        Some(cache) => {
-            let (stamp, hit) = cached_listing(scope.dir, cache, scope.index, dir)?;
-            if let Some(hit) = hit {
+        Some(cache) => match cached_listing(scope.dir, cache, scope.fresh, scope.index, dir)? {
+            Lookup::Hit(hit) => {
                 scope.read_cached(dir, &hit);
                 return Ok(slice(&hit.entries, after, n));
             }
-            Some((cache, stamp))
-        }
+            Lookup::Miss(stamp, ticket) => Some((cache, stamp, ticket)),
+        },
         None => None,
     };
     if scope.cached_only {
@@ -334,7 +338,7 @@ pub(crate) fn next_entries(
             .entry_visible(&rules, &candidate.name, candidate.kind == Kind::Dir)
             .then_some(candidate)
     };
-    if let Some((cache, stamp)) = stamp {
+    if let Some((cache, stamp, ticket)) = stamp {
         let mut all = Vec::new();
         let mut small = true;
         for item in handle.entries()? {
@@ -350,7 +354,12 @@ pub(crate) fn next_entries(
         }
         if small {
             all.sort_unstable();
-            let (cached, kept) = cache.insert(scope.index, dir, stamp, resolve(handle, all));
+            let (cached, kept) = cache.insert(
+                scope.fresh,
+                (scope.index, dir),
+                (stamp, ticket),
+                resolve(handle, all),
+            );
             if kept {
                 scope.read_cached(dir, &cached);
             } else {

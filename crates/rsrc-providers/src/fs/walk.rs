@@ -216,6 +216,7 @@ mod tests {
     use super::*;
     use crate::fs::cache::DirCache;
     use crate::fs::filter::Filter;
+    use crate::fs::fresh::{Freshness, ListingFreshness};
     use crate::kit::blocking::Stop;
 
     /// A tree of nested directories with files, some in directories a filter skips.
@@ -265,6 +266,7 @@ mod tests {
                 dir: &handle,
                 filter: &filter,
                 cache: cached.then_some(&cache),
+                fresh: &Freshness::new(ListingFreshness::Stamp, 1),
                 cached_only: false,
                 scanned: Cell::new(false),
                 uncached: Cell::new(false),

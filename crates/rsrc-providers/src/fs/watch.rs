@@ -17,6 +17,14 @@
 //! - Lost events (queue overflow, a read error) end in `list_changed` and an update of
 //!   every subscribed `file:///` URI, and the watches are rebuilt; a full watch table
 //!   (`fs.inotify.max_user_watches`) is logged once and leaves deeper directories unwatched.
+//! - The listing cache trusts this watcher (`fresh.rs`): each change it reads drops the
+//!   cached listings it touches (the directory's, and for a directory entry everything
+//!   cached below it) at once, before the change is published, so a client told of a
+//!   change never lists what was there before. The watcher vouches for a root only
+//!   while its watches cover every exposed directory of it and no event was lost since
+//!   they were placed: an overflow, a read error, a directory it cannot watch (a full
+//!   watch table, an unreadable directory, a filesystem without events) or a rebuild of
+//!   the root's watches withdraws that word first, and listings fall back to stamps.
 //! - A subscription is acknowledged only once the watches are placed
 //!   ([`ServedRoots::armed`]): a change made after the acknowledgement is heard.
 //! - Entries added, removed or renamed while the first watches are being placed are not
@@ -40,6 +48,7 @@ use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 use rsrc::ChangeFeed;
 use rsrc::bus::Lease;
 
+use super::fresh::FreshnessFallback;
 use super::{PREFIX, Root, ServedRoots};
 use crate::kit::rel_path::RelPath;
 
@@ -90,8 +99,14 @@ struct Watcher {
     list: Option<Due>,
     /// Events were lost: republish everything and rebuild the watches.
     lost: bool,
-    /// Roots whose watched paths moved: rebuild their watches.
+    /// Roots whose watched paths moved: rebuild their watches (each once).
     moved: Vec<usize>,
+    /// Directories whose ignore rules changed: watch what they now expose, then drop
+    /// what was cached below them meanwhile.
+    rewatch: Vec<(usize, RelPath)>,
+    /// Per root, why its watches do not cover every exposed directory, if they do not:
+    /// the watcher does not vouch for its listings until they are rebuilt whole.
+    holes: Vec<Option<FreshnessFallback>>,
     window: Duration,
     limit_logged: bool,
     /// This instance's turn to publish, and whether it had it at the last look.
@@ -113,6 +128,7 @@ pub(super) fn start(served: &Arc<ServedRoots>, feed: ChangeFeed, window: Duratio
         });
     if let Err(e) = started {
         tracing::warn!(error = %e, "no file watcher: changes will not be notified");
+        served.fresh.withdraw(None, FreshnessFallback::Unwatchable);
         served.armed.arm();
     }
 }
@@ -130,11 +146,13 @@ fn run(
     let mut buffer = vec![0u8; 64 * 1024];
     let mut since = Some(since);
     loop {
-        let mut w = match Watcher::new(window, lease.clone()) {
+        let roots = served.upgrade().map_or(0, |t| t.roots.len());
+        let mut w = match Watcher::new(window, lease.clone(), roots) {
             Ok(w) => w,
             Err(e) => {
                 tracing::warn!(error = %e, "no file watcher: changes will not be notified");
                 if let Some(t) = served.upgrade() {
+                    t.fresh.withdraw(None, FreshnessFallback::Unwatchable);
                     t.armed.arm();
                 }
                 return;
@@ -146,6 +164,9 @@ fn run(
             for root in 0..t.roots.len() {
                 w.watch_tree(&t, root, RelPath::root(), since);
             }
+            // Vouched for before armed: a subscription acknowledged once armed finds the
+            // listings trusted wherever they can be.
+            w.vouch(&t);
             t.armed.arm();
             tracing::debug!(watches = w.dirs.len(), "watching the roots");
         }
@@ -155,6 +176,9 @@ fn run(
             Err(e) => {
                 // Whatever happened meanwhile is unknown: say so, then start afresh.
                 tracing::warn!(error = %e, "file watcher failed; restarting it");
+                if let Some(t) = served.upgrade() {
+                    t.fresh.withdraw(None, FreshnessFallback::Error);
+                }
                 republish_all(feed, lease);
                 std::thread::sleep(Duration::from_secs(1));
             }
@@ -168,6 +192,52 @@ fn republish_all(feed: &ChangeFeed, lease: &Lease) {
     if lease.held() {
         feed.resync(PREFIX);
     }
+}
+
+/// Whether an error says the directory is gone (removed, or replaced by a file) since it
+/// was found: its parent's watch reports that, so it leaves no hole.
+fn gone(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
+}
+
+/// Drops the cached listings a change touches, before it is published: `dir`'s, and with
+/// `below` every one under it too.
+fn drop_listings(served: &ServedRoots, root: usize, dir: &RelPath, below: bool) {
+    if let Some(cache) = &served.cache {
+        cache.forget(root, dir, below);
+    }
+}
+
+/// Whether the directory lies on a filesystem whose changes may raise no event here:
+/// network and cluster filesystems and FUSE (which virtiofs uses), changed by other
+/// machines or processes no local watcher hears, and procfs and sysfs, which raise none.
+/// The numbers are the kernel's filesystem magic numbers (`linux/magic.h`, and each
+/// filesystem's own for CIFS, SMB2, Ceph, GFS2, OCFS2 and Lustre).
+fn without_events(dir: &cap_std::fs::Dir) -> bool {
+    const NO_EVENTS: [u32; 15] = [
+        0x6969,      // NFS
+        0x517B,      // SMB (smbfs)
+        0xFF53_4D42, // CIFS
+        0xFE53_4D42, // SMB2
+        0x6573_5546, // FUSE
+        0x0102_1997, // 9p
+        0x00C3_6400, // Ceph
+        0x5346_414F, // AFS
+        0x6B41_4653, // kAFS
+        0x7375_7245, // Coda
+        0x0116_1970, // GFS2
+        0x7461_636F, // OCFS2
+        0x0BD0_0BD0, // Lustre
+        0x9FA0,      // procfs
+        0x6265_6572, // sysfs
+    ];
+    rustix::fs::fstatfs(dir).is_ok_and(|st| {
+        let kind = i128::from(st.f_type) & 0xFFFF_FFFF;
+        NO_EVENTS.iter().any(|&magic| i128::from(magic) == kind)
+    })
 }
 
 /// Whether the directory's status (which moves with every entry added, removed or
@@ -186,7 +256,7 @@ fn changed_after(dir: &cap_std::fs::Dir, since: SystemTime) -> bool {
 }
 
 impl Watcher {
-    fn new(window: Duration, lease: Lease) -> io::Result<Self> {
+    fn new(window: Duration, lease: Lease, roots: usize) -> io::Result<Self> {
         Ok(Watcher {
             held: lease.held(),
             lease,
@@ -196,9 +266,55 @@ impl Watcher {
             list: None,
             lost: false,
             moved: Vec::new(),
+            rewatch: Vec::new(),
+            holes: vec![None; roots],
             window,
             limit_logged: false,
         })
+    }
+
+    /// The watches of `root` leave part of it unwatched, for `reason`: the watcher stops
+    /// vouching for its listings (counted once per build of its watches).
+    fn hole(&mut self, served: &ServedRoots, root: usize, reason: FreshnessFallback) {
+        if let Some(hole) = self.holes.get_mut(root)
+            && hole.is_none()
+        {
+            *hole = Some(reason);
+            served.fresh.withdraw(Some(root), reason);
+        }
+    }
+
+    /// Paths watched in `root` changed: its watches are rebuilt at the end of this round,
+    /// and meanwhile the watcher does not vouch for its listings.
+    fn rebuild(&mut self, served: &ServedRoots, root: usize) {
+        if !self.moved.contains(&root) {
+            self.moved.push(root);
+            served
+                .fresh
+                .withdraw(Some(root), FreshnessFallback::Rebuild);
+        }
+    }
+
+    /// Rebuilds the watches of `root` from scratch.
+    fn rebuild_now(&mut self, served: &ServedRoots, root: usize) {
+        if let Some(hole) = self.holes.get_mut(root) {
+            *hole = None;
+        }
+        self.unwatch_root(root);
+        self.watch_tree(served, root, RelPath::root(), None);
+    }
+
+    /// Vouches for the listings of every root whose watches are whole, with nothing lost
+    /// or moved since they were placed.
+    fn vouch(&self, served: &ServedRoots) {
+        if self.lost {
+            return;
+        }
+        for root in 0..served.roots.len() {
+            if self.holes.get(root).is_some_and(Option::is_none) && !self.moved.contains(&root) {
+                served.fresh.vouch(root);
+            }
+        }
     }
 
     /// Watches `start` and every exposed directory below it. With `changed_since`, a
@@ -219,7 +335,19 @@ impl Watcher {
             } else {
                 base.open_dir(rel.to_path())
             };
-            let Ok(dir) = opened else { continue };
+            let dir = match opened {
+                Ok(dir) => dir,
+                // Gone meanwhile: its parent's watch reports it.
+                Err(e) if gone(&e) => continue,
+                Err(e) => {
+                    tracing::debug!(error = %e, "directory not watched");
+                    self.hole(served, root, FreshnessFallback::Unwatchable);
+                    continue;
+                }
+            };
+            if self.holes.get(root).is_some_and(Option::is_none) && without_events(&dir) {
+                self.hole(served, root, FreshnessFallback::NoEvents);
+            }
             let path = format!("/proc/self/fd/{}", dir.as_raw_fd());
             match self.inotify.watches().add(&path, mask()) {
                 Ok(wd) => {
@@ -231,6 +359,7 @@ impl Watcher {
                 }
                 Err(e) if e.raw_os_error() == Some(28) => {
                     // ENOSPC: the watch table is full.
+                    self.hole(served, root, FreshnessFallback::WatchLimit);
                     if !self.limit_logged {
                         tracing::warn!(
                             watches = self.dirs.len(),
@@ -244,14 +373,25 @@ impl Watcher {
                 Err(e) if rel.is_root() => {
                     // Without /proc, say: nothing of this root will be notified.
                     tracing::warn!(error = %e, "a root cannot be watched: its changes are not notified");
+                    self.hole(served, root, FreshnessFallback::Unwatchable);
                     continue;
                 }
+                Err(e) if gone(&e) => continue,
                 Err(e) => {
                     tracing::debug!(error = %e, "directory not watched");
+                    self.hole(served, root, FreshnessFallback::Unwatchable);
                     continue;
                 }
             }
-            let Ok(entries) = dir.entries() else { continue };
+            let entries = match dir.entries() {
+                Ok(entries) => entries,
+                Err(e) if gone(&e) => continue,
+                Err(_) => {
+                    // Its subdirectories cannot be found, so they go unwatched.
+                    self.hole(served, root, FreshnessFallback::Unwatchable);
+                    continue;
+                }
+            };
             let rules = served.roots[root].filter.rules_for(base, &rel);
             for entry in entries.flatten() {
                 let Ok(kind) = entry.file_type() else {
@@ -309,37 +449,53 @@ impl Watcher {
             let Some(t) = served.upgrade() else {
                 return Ok(());
             };
-            loop {
-                match self.inotify.read_events(buffer) {
-                    Ok(events) => {
-                        let events: Vec<_> = events.map(|e| e.to_owned()).collect();
-                        if events.is_empty() {
-                            break;
-                        }
-                        for e in &events {
-                            self.event(&t, &e.wd, e.mask, e.name.as_deref());
-                        }
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) => return Err(e),
-                }
-            }
-            if self.lost {
-                self.lost = false;
-                self.pending.clear();
-                self.list = None;
-                republish_all(feed, &self.lease);
-                for root in 0..t.roots.len() {
-                    self.unwatch_root(root);
-                    self.watch_tree(&t, root, RelPath::root(), None);
-                }
-            }
-            for root in std::mem::take(&mut self.moved) {
-                self.unwatch_root(root);
-                self.watch_tree(&t, root, RelPath::root(), None);
-            }
-            self.publish_due(&t, feed, Instant::now());
+            self.round(&t, feed, buffer)?;
         }
+    }
+
+    /// Reads the events waiting (each drops the cached listings it touches as it is
+    /// read), rebuilds what they call for, vouches for the roots whose watches are whole,
+    /// then publishes what is due.
+    fn round(&mut self, t: &ServedRoots, feed: &ChangeFeed, buffer: &mut [u8]) -> io::Result<()> {
+        loop {
+            match self.inotify.read_events(buffer) {
+                Ok(events) => {
+                    let events: Vec<_> = events.map(|e| e.to_owned()).collect();
+                    if events.is_empty() {
+                        break;
+                    }
+                    for e in &events {
+                        self.event(t, &e.wd, e.mask, e.name.as_deref());
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(e),
+            }
+        }
+        if self.lost {
+            self.pending.clear();
+            self.list = None;
+            // Listings stopped being trusted when the overflow was read, before this.
+            republish_all(feed, &self.lease);
+            self.moved.clear();
+            self.rewatch.clear();
+            for root in 0..t.roots.len() {
+                self.rebuild_now(t, root);
+            }
+            self.lost = false;
+        }
+        for (root, dir) in std::mem::take(&mut self.rewatch) {
+            if !self.moved.contains(&root) {
+                self.watch_tree(t, root, dir.clone(), None);
+                drop_listings(t, root, &dir, true);
+            }
+        }
+        for root in std::mem::take(&mut self.moved) {
+            self.rebuild_now(t, root);
+        }
+        self.vouch(t);
+        self.publish_due(t, feed, Instant::now());
+        Ok(())
     }
 
     fn touch(&mut self, root: usize, rel: RelPath, now: Instant) {
@@ -363,6 +519,8 @@ impl Watcher {
         self.touch(root, dir, now);
     }
 
+    /// One event: what it means for the listing cache (dropped at once), for the watches,
+    /// and for what is published once due.
     fn event(
         &mut self,
         served: &ServedRoots,
@@ -372,6 +530,9 @@ impl Watcher {
     ) {
         let now = Instant::now();
         if mask.contains(EventMask::Q_OVERFLOW) {
+            // Events were lost: no listing is trusted on this watcher's word until the
+            // watches are rebuilt and the directories scanned again.
+            served.fresh.withdraw(None, FreshnessFallback::Overflow);
             self.lost = true;
             return;
         }
@@ -383,17 +544,27 @@ impl Watcher {
             return;
         };
         let Some(name) = name else {
-            // The watched directory itself was removed or moved.
-            if mask.intersects(EventMask::MOVE_SELF) {
-                self.moved.push(root);
+            // The watched directory itself was removed, moved or unmounted.
+            if mask.intersects(EventMask::MOVE_SELF | EventMask::UNMOUNT) {
+                // Watched paths below it changed name, or what the mount covered shows:
+                // rebuild this root's watches.
+                self.rebuild(served, root);
             }
+            drop_listings(served, root, &dir, true);
             self.entries_changed(root, dir, now);
             return;
         };
         let is_dir = mask.contains(EventMask::ISDIR);
         if !is_dir && (name == ".gitignore" || name == ".ignore") {
-            // What is exposed below this directory may have changed.
+            // What is exposed below this directory may have changed: its rules are read
+            // again, what is cached below it is dropped, and at the end of the round the
+            // directories it now exposes are watched (and what was cached below it
+            // meanwhile dropped again).
             served.roots[root].filter.forget_rules(&dir);
+            drop_listings(served, root, &dir, true);
+            if !self.rewatch.iter().any(|(r, d)| *r == root && *d == dir) {
+                self.rewatch.push((root, dir.clone()));
+            }
             self.entries_changed(root, dir, now);
             return;
         }
@@ -413,11 +584,15 @@ impl Watcher {
         if is_dir {
             if mask.intersects(EventMask::MOVED_FROM | EventMask::MOVED_TO) {
                 // Watched paths below it changed name: rebuild this root's watches.
-                self.moved.push(root);
+                self.rebuild(served, root);
             } else if appeared {
                 self.watch_tree(served, root, path.clone(), None);
             }
+            // Whatever is cached below it is gone, or was scanned before its watches
+            // were placed.
+            drop_listings(served, root, &path, true);
         }
+        drop_listings(served, root, &dir, false);
         self.touch(root, path, now);
         self.touch(root, dir, now);
     }
@@ -471,7 +646,7 @@ mod tests {
     }
 
     fn watcher() -> Watcher {
-        Watcher::new(Duration::from_millis(50), Lease::always()).unwrap()
+        Watcher::new(Duration::from_millis(50), Lease::always(), 1).unwrap()
     }
 
     #[test]
@@ -485,6 +660,129 @@ mod tests {
         let wd = w.dirs.keys().next().unwrap().clone();
         w.event(&provider.served, &wd, EventMask::Q_OVERFLOW, None);
         assert!(w.lost);
+    }
+
+    /// Fills the listing cache with the listing of every directory of `provider`.
+    fn list_everything(provider: &FsProvider) {
+        let stop = crate::kit::blocking::Stop::default();
+        let mut after: Option<Vec<u8>> = None;
+        loop {
+            let (page, _) = provider
+                .served
+                .list_files(after.as_deref(), 1000, Some(&stop))
+                .unwrap()
+                .unwrap();
+            match page.next {
+                Some(next) => after = Some(next),
+                None => return,
+            }
+        }
+    }
+
+    /// Whether `dir`'s listing is in the cache and current on the watcher's word (looked
+    /// up with a stamp that matches nothing).
+    fn trusted(provider: &FsProvider, dir: &str) -> bool {
+        use crate::fs::cache::{Lookup, Stamp};
+        let nothing = Stamp {
+            dev: 0,
+            ino: 0,
+            mtime: (0, 0),
+            ctime: (0, 0),
+        };
+        let served = &provider.served;
+        let path = RelPath::from_position(dir.as_bytes()).unwrap();
+        let cache = served.cache.as_ref().unwrap();
+        matches!(
+            cache.lookup(&served.fresh, 0, &path, || Ok(nothing)),
+            Ok(Lookup::Hit(_))
+        )
+    }
+
+    /// The kernel's queue holds at most `max_queued_events` events per watcher: a burst
+    /// larger than that, made while the watcher reads nothing, overflows it for real.
+    #[test]
+    fn an_overflow_falls_back_to_stamps_counted_until_directories_are_scanned_again() {
+        use crate::fs::fresh::{FreshnessFallback, ListingTrust};
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["flood", "quiet"] {
+            std::fs::create_dir(dir.path().join(sub)).unwrap();
+            std::fs::write(dir.path().join(sub).join("a.txt"), "a").unwrap();
+        }
+        // A time to live no test run outlasts: only the overflow ends a listing's trust.
+        let config = FsConfig {
+            watch: false,
+            listing_cache_ttl: Duration::from_secs(3600),
+            ..FsConfig::default()
+        };
+        let provider = FsProvider::single(dir.path(), config).unwrap();
+        let trust = ListingTrust(Arc::clone(&provider.served.fresh));
+        let server = rsrc::Server::builder("t", "0")
+            .mount(PREFIX, unwatched(dir.path()))
+            .build()
+            .unwrap();
+        let feed = server.changes();
+        let mut w = watcher();
+        w.watch_tree(&provider.served, 0, RelPath::root(), None);
+        w.vouch(&provider.served);
+        assert!(trust.trusted());
+        list_everything(&provider);
+        assert!(trusted(&provider, "quiet") && trusted(&provider, "flood"));
+
+        let queue: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+            .map_or(16_384, |s| s.trim().parse().unwrap());
+        // Two events a file (created, closed after writing).
+        for i in 0..queue / 2 + 64 {
+            std::fs::File::create(dir.path().join(format!("flood/{i}"))).unwrap();
+        }
+        let mut buffer = vec![0u8; 64 * 1024];
+        w.round(&provider.served, &feed, &mut buffer).unwrap();
+        assert_eq!(trust.fallbacks(FreshnessFallback::Overflow), 1);
+        // The watches are rebuilt and vouched for again, but what was cached before the
+        // overflow is only ever checked by its stamp from now on.
+        assert!(trust.trusted(), "a new term");
+        assert!(!trusted(&provider, "quiet"), "checked by its stamp");
+        let stop = crate::kit::blocking::Stop::default();
+        let page = provider
+            .served
+            .list_children("file:///quiet", None, 10, None, &stop)
+            .unwrap();
+        assert_eq!(page.resources.len(), 1, "still current by its stamp");
+        assert!(!trusted(&provider, "quiet"));
+        // A directory scanned anew is trusted again.
+        list_everything(&provider);
+        assert!(trusted(&provider, "flood"), "rescanned after the overflow");
+    }
+
+    #[test]
+    fn a_root_the_watches_do_not_cover_is_not_vouched_for() {
+        use crate::fs::fresh::{FreshnessFallback, ListingTrust};
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let provider = unwatched(dir.path());
+        let trust = ListingTrust(Arc::clone(&provider.served.fresh));
+        let mut w = watcher();
+        w.watch_tree(&provider.served, 0, RelPath::root(), None);
+        w.hole(&provider.served, 0, FreshnessFallback::WatchLimit);
+        w.hole(&provider.served, 0, FreshnessFallback::Unwatchable);
+        w.vouch(&provider.served);
+        assert!(!trust.trusted());
+        assert_eq!(trust.fallbacks(FreshnessFallback::WatchLimit), 1);
+        assert_eq!(
+            trust.fallbacks(FreshnessFallback::Unwatchable),
+            0,
+            "one hole per build"
+        );
+        // Rebuilt whole, it is vouched for again.
+        w.rebuild_now(&provider.served, 0);
+        w.vouch(&provider.served);
+        assert!(trust.trusted());
+        // A filesystem without events never is (procfs stands for a network one).
+        let proc =
+            cap_std::fs::Dir::open_ambient_dir("/proc", cap_std::ambient_authority()).unwrap();
+        assert!(without_events(&proc));
+        let here =
+            cap_std::fs::Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
+        assert!(!without_events(&here));
     }
 
     /// Waits until a directory changed now gets a status time after `since` (file times

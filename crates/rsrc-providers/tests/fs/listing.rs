@@ -68,8 +68,14 @@ async fn listed_files_carry_name_size_type_and_in_directories_modification_time(
 
 #[tokio::test]
 async fn a_cached_directory_shows_new_and_deleted_files_at_once() {
+    // At once by its stamp; on the watcher's word (the default), once the watcher has
+    // delivered the change (`tests/fs_freshness.rs`).
+    let stamped = || FsConfig {
+        listing_freshness: ListingFreshness::Stamp,
+        ..FsConfig::default()
+    };
     let dir = sample_tree();
-    let mut peer = serve_dir(dir.path()).await;
+    let mut peer = serve_dir_with(dir.path(), stamped(), 1000).await;
     assert_eq!(walk(&mut peer, json!({})).await.len(), 7);
     write(dir.path(), "src/new.rs", "// new");
     std::fs::remove_file(dir.path().join("a-b.txt")).unwrap();
@@ -79,7 +85,7 @@ async fn a_cached_directory_shows_new_and_deleted_files_at_once() {
     // A change inside a file shows once the cached listing expires (the time-to-live).
     let short = FsConfig {
         listing_cache_ttl: std::time::Duration::from_millis(50),
-        ..FsConfig::default()
+        ..stamped()
     };
     let mut peer = serve_dir_with(dir.path(), short, 1000).await;
     walk(&mut peer, json!({})).await;
@@ -234,7 +240,12 @@ async fn the_page_after_a_change_shows_the_change() {
     ] {
         write(dir.path(), &format!("{f}.txt"), f);
     }
-    let mut peer = serve_dir_with(dir.path(), FsConfig::default(), 2).await;
+    // By the directories' stamps: the change shows at once, with no wait for the watcher.
+    let stamped = FsConfig {
+        listing_freshness: ListingFreshness::Stamp,
+        ..FsConfig::default()
+    };
+    let mut peer = serve_dir_with(dir.path(), stamped, 2).await;
     let first = peer.request("resources/list", json!({})).await;
     let cursor = first["result"]["nextCursor"].as_str().unwrap().to_owned();
     let before = walk(&mut peer, json!({"cursor": cursor})).await;
