@@ -4,9 +4,9 @@
 //! `docs/writing-resources.md`.
 //!
 //! The resources and the fake Notion client behind them are in `shared/notion.rs`, which
-//! the rmcp example (`crates/rsrc-rmcp/examples/notion.rs`) serves too: the client serves
-//! one call at a time, each taking 100 ms (`NOTION_FAKE_LATENCY_MS` overrides), so the
-//! cache and its single flight show from outside.
+//! the rmcp example (`crates/rsrc-rmcp/examples/rmcp-notion.rs`) serves too: the client
+//! serves one call at a time, each taking 100 ms (`NOTION_FAKE_LATENCY_MS` overrides), so
+//! the cache and its single flight show from outside.
 //!
 //! ```sh
 //! cargo run -p rsrc --example notion                                   # stdio

@@ -1,7 +1,7 @@
 //! The Notion resources of the framework guide (its PHP `#[McpResource]` example),
 //! written with `#[resources]`, over a fake Notion client: the one copy that both Notion
 //! examples serve, `crates/rsrc/examples/notion.rs` on rsrc's own server and
-//! `crates/rsrc-rmcp/examples/notion.rs` inside an rmcp server. See
+//! `crates/rsrc-rmcp/examples/rmcp-notion.rs` inside an rmcp server. See
 //! `docs/writing-resources.md`.
 //!
 //! The fake client serves one call at a time, each taking 100 ms

@@ -5,9 +5,12 @@
 //! listed and readable.
 //!
 //! ```sh
-//! cargo run -p rsrc-rmcp --example notion                               # stdio
-//! cargo run -p rsrc-rmcp --example notion -- --http 127.0.0.1:8080      # Streamable HTTP
+//! cargo run -p rsrc-rmcp --example rmcp-notion                            # stdio
+//! cargo run -p rsrc-rmcp --example rmcp-notion -- --http 127.0.0.1:8080   # Streamable HTTP
 //! ```
+//!
+//! (`rmcp-notion`, not `notion`: rsrc's own example has that name, and two examples of one
+//! name overwrite each other in `target/debug/examples/`.)
 
 mod common;
 
@@ -21,7 +24,7 @@ use std::sync::Arc;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, ErrorData, Implementation, ServerConfig};
 use rmcp::{ServerHandler, schemars, tool, tool_handler, tool_router};
-use rsrc_rmcp::{Announced, Resources, resource_handler};
+use rsrc_rmcp::{Resources, resource_handler};
 use shared::{FakeNotion, Notion};
 
 /// The rmcp server: its own tool, and the Notion resources.
@@ -41,13 +44,13 @@ struct CreatePage {
 #[tool_router]
 impl NotionServer {
     fn new(client: Arc<FakeNotion>) -> Result<Self, rsrc::BuildError> {
-        // `Announced`: a tool changes these resources, so clients may hear of it.
+        // Announced: a tool changes these resources, so clients may hear of it.
         let server = rsrc::Server::builder("notion-example", "1.0")
-            .mount(
+            .mount_announced(
                 "notion:",
-                Announced::new(Notion {
+                Notion {
                     client: Arc::clone(&client),
-                }),
+                },
             )
             .build()?;
         Ok(NotionServer {
@@ -88,7 +91,7 @@ impl ServerHandler for NotionServer {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (rest, http) = common::args();
     if !rest.is_empty() {
-        eprintln!("usage: notion [--http ADDR]");
+        eprintln!("usage: rmcp-notion [--http ADDR]");
         std::process::exit(2);
     }
     let server = NotionServer::new(Arc::new(FakeNotion::from_env()))?;

@@ -4,8 +4,8 @@
 //! file writes (Linux), over subscribe (2025) and listen (2026-07-28).
 //!
 //! ```sh
-//! cargo run -p rsrc-rmcp --example fs -- DIR                          # stdio
-//! cargo run -p rsrc-rmcp --example fs -- DIR --http 127.0.0.1:8080    # Streamable HTTP
+//! cargo run -p rsrc-rmcp --example rmcp-dir -- DIR                          # stdio
+//! cargo run -p rsrc-rmcp --example rmcp-dir -- DIR --http 127.0.0.1:8080    # Streamable HTTP
 //! ```
 //!
 //! `--conformance-fixtures` also serves the `test://` resources of the official
@@ -51,7 +51,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fixtures = args.iter().any(|a| a == "--conformance-fixtures");
     args.retain(|a| a != "--conformance-fixtures");
     let [dir] = args.as_slice() else {
-        eprintln!("usage: fs DIR [--http ADDR] [--conformance-fixtures]");
+        eprintln!("usage: rmcp-dir DIR [--http ADDR] [--conformance-fixtures]");
         std::process::exit(2);
     };
     let dir = PathBuf::from(dir);
