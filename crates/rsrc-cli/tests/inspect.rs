@@ -483,6 +483,23 @@ async fn exit_codes_tell_server_errors_from_usage_and_connection_failures() {
     assert!(stderr(&o).contains("cannot start"), "{}", stderr(&o));
 }
 
+#[test]
+fn a_uri_given_after_the_stdio_command_is_shown_where_it_goes() {
+    let bin = env!("CARGO_BIN_EXE_rsrc");
+    // `rsrc read -- CMD URI`: the URI was read as the server's last argument.
+    let o = std::process::Command::new(bin)
+        .args(["read", "--", bin, "serve", "docs/", "file:///README.md"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("expected <URI> before `--`"), "{e}");
+    assert!(
+        e.contains(&format!("rsrc read file:///README.md -- {bin} serve docs/")),
+        "the hint shows the command with the URI moved: {e}"
+    );
+}
+
 #[tokio::test]
 async fn headers_carry_a_bearer_token() {
     let dir = tree();

@@ -108,6 +108,53 @@ pub(super) async fn reap() {
     }
 }
 
+/// The inspection commands, to name the one that was run in a usage hint.
+const COMMANDS: [&str; 6] = ["ls", "read", "stat", "templates", "complete", "watch"];
+
+/// The usage error for a command given the wrong number of its own arguments: `names`
+/// (`<URI>`) is what it takes, `args` what it got, `command` the stdio server's command
+/// if there is one. A stdio server's command comes last, after `--`, so the arguments
+/// go before it; when the command ends in what looks like the missing URI, the hint
+/// moves it there.
+fn arity_error(names: &str, args: &[String], command: Option<&[String]>) -> String {
+    if names.is_empty() {
+        return format!("unexpected arguments: {}", args.join(" "));
+    }
+    let Some(command) = command else {
+        return format!("expected {names} after the server");
+    };
+    // `rsrc read`, as it was run (the subcommand is the first of its names on the line).
+    let run = std::env::args()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .find(|a| COMMANDS.contains(&a.as_str()))
+        .map_or_else(|| "rsrc …".to_owned(), |c| format!("rsrc {c}"));
+    let quoted = |words: &[String]| {
+        shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
+    };
+    let (given, server) = match command.split_last() {
+        Some((last, rest)) if args.is_empty() && !rest.is_empty() && looks_like_uri(last) => {
+            (quoted(std::slice::from_ref(last)), quoted(rest))
+        }
+        _ if args.is_empty() => (names.to_owned(), quoted(command)),
+        _ => (quoted(args), quoted(command)),
+    };
+    format!(
+        "expected {names} before `--`: the arguments go first, the server's command last          ({run} {given} -- {server})"
+    )
+}
+
+/// Whether `word` reads as a URI (`scheme:…`) rather than an argument of a server.
+fn looks_like_uri(word: &str) -> bool {
+    word.split_once(':').is_some_and(|(scheme, _)| {
+        scheme.len() > 1
+            && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    })
+}
+
 impl Target {
     /// Connects to the server this target names. `arity` is how many positional arguments
     /// the command takes (`None`: at least one).
@@ -137,11 +184,11 @@ impl Target {
             None => !args.is_empty(),
         };
         if !arity_ok {
-            return Err(Failure::Usage(if names.is_empty() {
-                format!("unexpected arguments: {}", args.join(" "))
-            } else {
-                format!("expected {names} after the server")
-            }));
+            return Err(Failure::Usage(arity_error(
+                names,
+                &args,
+                (!self.command.is_empty()).then_some(self.command.as_slice()),
+            )));
         }
         let options = ClientOptions {
             request_timeout: self.timeout,
@@ -180,5 +227,64 @@ impl Target {
             args,
             max_pages: self.max_pages as usize,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split(' ').map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn a_uri_left_after_the_stdio_command_is_shown_moved_before_it() {
+        let command = words("rsrc serve docs/ file:///rmcp.md");
+        let e = arity_error("<URI>", &[], Some(&command));
+        assert!(e.starts_with("expected <URI> before `--`"), "{e}");
+        assert!(
+            e.ends_with(" file:///rmcp.md -- rsrc serve docs/)"),
+            "the hint puts the URI before `--`: {e}"
+        );
+    }
+
+    #[test]
+    fn a_missing_argument_with_a_stdio_command_is_placed_before_the_double_dash() {
+        let command = words("my-server --flag");
+        let e = arity_error("<URI>", &[], Some(&command));
+        assert!(e.ends_with(" <URI> -- my-server --flag)"), "{e}");
+        let e = arity_error(
+            "<URI-TEMPLATE> <VAR> <PREFIX>",
+            &words("t v"),
+            Some(&command),
+        );
+        assert!(
+            e.starts_with("expected <URI-TEMPLATE> <VAR> <PREFIX> before `--`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn without_a_stdio_command_the_arguments_follow_the_url() {
+        assert_eq!(
+            arity_error("<URI>", &[], None),
+            "expected <URI> after the server"
+        );
+        assert_eq!(
+            arity_error("", &words("x y"), None),
+            "unexpected arguments: x y"
+        );
+    }
+
+    #[test]
+    fn only_scheme_shaped_words_read_as_uris() {
+        assert!(looks_like_uri("file:///x"));
+        assert!(looks_like_uri("notion://pages/abc"));
+        assert!(looks_like_uri("db:shop"));
+        assert!(!looks_like_uri("docs/"));
+        assert!(!looks_like_uri("C:"));
+        assert!(!looks_like_uri("--flag"));
+        assert!(!looks_like_uri("1:2"));
     }
 }
