@@ -316,7 +316,9 @@ impl RequestError {
 }
 
 /// Why a templated resource could not be declared.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Its `Debug` form is its message, as for [`DeclareError`].
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TemplateError {
     /// The template is not valid RFC 6570.
@@ -337,10 +339,20 @@ impl std::fmt::Display for TemplateError {
     }
 }
 
+impl fmt::Debug for TemplateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
 impl std::error::Error for TemplateError {}
 
 /// Why a declaration is invalid.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Its `Debug` form is its message, the same as `Display`'s: an error that reaches `main`
+/// through `?` is printed with `Debug`, and reads as the message the guide quotes, not as
+/// a structure. Match on the variants to tell them apart.
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DeclareError {
     /// A template is invalid, or a completion names a variable it does not have.
@@ -379,6 +391,12 @@ impl fmt::Display for DeclareError {
                  its URIs"
             ),
         }
+    }
+}
+
+impl fmt::Debug for DeclareError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
     }
 }
 

@@ -240,3 +240,50 @@ fn a_uri_outside_the_mount_prefix_fails_the_build_naming_both() {
             .is_ok()
     );
 }
+
+#[test]
+fn a_declaration_error_reaching_main_prints_its_message_not_its_structure() {
+    let err = Server::builder("files", "1")
+        .mount("file:", Files)
+        .build()
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains("mount the provider at a prefix of its URIs"),
+        "{message}"
+    );
+    // `fn main() -> Result<(), E>` prints `Error: {err:?}`, whether `E` is the error itself
+    // or the `Box<dyn Error>` that `?` makes of it.
+    assert_eq!(format!("{err:?}"), message);
+    let boxed: Box<dyn std::error::Error> = err.clone().into();
+    assert_eq!(format!("{boxed:?}"), message);
+    assert!(!format!("{err:?}").contains("OutsideMount"));
+    let BuildError::Declaration { error, .. } = err else {
+        panic!("{err}");
+    };
+    assert_eq!(format!("{error:?}"), error.to_string());
+
+    let template_error = rsrc::TemplateError::UnknownVariable("pageId".into());
+    assert_eq!(format!("{template_error:?}"), template_error.to_string());
+    let duplicate = Server::builder("t", "0")
+        .mount(
+            "t:",
+            Resources::new(())
+                .resource(
+                    rsrc::protocol::Resource::new("t:x", "x"),
+                    Options::new(),
+                    |_, _| async { "x".into_content() },
+                )
+                .resource(
+                    rsrc::protocol::Resource::new("t:x", "x"),
+                    Options::new(),
+                    |_, _| async { "x".into_content() },
+                ),
+        )
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        format!("{duplicate:?}"),
+        "the provider mounted at \"t:\" is invalid: t:x is declared twice"
+    );
+}
