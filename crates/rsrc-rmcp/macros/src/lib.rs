@@ -6,7 +6,8 @@
 //! sides answer (`get_info`, `complete`, `set_level`, `on_initialized`,
 //! `on_custom_request`) keep the impl's own body, moved unchanged into an inherent impl
 //! of the same type and called from the generated one. The generated code names only
-//! `::rsrc_rmcp` paths.
+//! `::rsrc_rmcp` and `::core` paths. The default field, `self.resources`, is read in one
+//! place, so a type without it gets one error, at the attribute, naming the way out.
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
@@ -24,23 +25,67 @@ pub fn resource_handler(attr: TokenStream, item: TokenStream) -> TokenStream {
         .into()
 }
 
-/// `resources = EXPR` (default `self.resources`).
+/// `resources = EXPR`, or `None` for the default, the field `self.resources`.
 struct Args {
-    resources: Expr,
+    resources: Option<Expr>,
+}
+
+/// The inherent method through which the generated methods reach the default field.
+const ACCESSOR: &str = "__rsrc_rmcp_resources";
+
+/// The default field, `self.resources`, read in one method of its own ([`ACCESSOR`]), so
+/// that a type without that field fails in one place, at the attribute. rustc's message
+/// for a missing field cannot be chosen, but it names the type the field was looked up
+/// on: the method first looks the field up on a wrapper of `Self` whose name spells the
+/// way out, ``no field `resources` on type
+/// `resource_handler_resources_eq_self_your_field<'_, MyServer>` `` (read
+/// `#[resource_handler(resources = self.your_field)]`). The wrapper dereferences to `Self`
+/// and has no field visible here, so the field found through it is `Self`'s; that lookup
+/// only checks (its closure is never called), the plain one after it reads.
+fn default_accessor() -> ImplItemFn {
+    let accessor = format_ident!("{}", ACCESSOR);
+    parse_quote! {
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        #[inline]
+        fn #accessor(&self) -> &::rsrc_rmcp::Resources {
+            mod hint {
+                pub(super) struct resource_handler_resources_eq_self_your_field<'a, T: ?::core::marker::Sized>(
+                    &'a T,
+                );
+                pub(super) fn wrap<T: ?::core::marker::Sized>(
+                    this: &T,
+                ) -> resource_handler_resources_eq_self_your_field<'_, T> {
+                    resource_handler_resources_eq_self_your_field(this)
+                }
+                impl<T: ?::core::marker::Sized> ::core::ops::Deref
+                    for resource_handler_resources_eq_self_your_field<'_, T>
+                {
+                    type Target = T;
+                    fn deref(&self) -> &T {
+                        self.0
+                    }
+                }
+            }
+            let _check = |this: &Self| {
+                let _: &::rsrc_rmcp::Resources = &hint::wrap(this).resources;
+            };
+            &self.resources
+        }
+    }
 }
 
 impl Parse for Args {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         if input.is_empty() {
-            return Ok(Args {
-                resources: parse_quote!(self.resources),
-            });
+            return Ok(Args { resources: None });
         }
         let key: syn::Ident = input.parse()?;
         if key != "resources" {
             return Err(syn::Error::new(
                 key.span(),
-                "expected `resources = <expression>`",
+                "expected `resources = <expression>`, as in \
+                 `#[resource_handler(resources = self.your_field)]`",
             ));
         }
         input.parse::<Token![=]>()?;
@@ -48,7 +93,9 @@ impl Parse for Args {
         if !input.is_empty() {
             return Err(input.error("unexpected tokens after the expression"));
         }
-        Ok(Args { resources })
+        Ok(Args {
+            resources: Some(resources),
+        })
     }
 }
 
@@ -77,14 +124,22 @@ fn has_sibling(item: &ItemImpl, name: &str) -> bool {
 }
 
 fn expand(args: &Args, mut item: ItemImpl) -> syn::Result<TokenStream2> {
-    let r = &args.resources;
+    let accessor = format_ident!("{}", ACCESSOR);
+    let r = match &args.resources {
+        Some(expr) => quote!(#expr),
+        None => quote!(self.#accessor()),
+    };
     let m = quote!(::rsrc_rmcp::rmcp::model);
     let ctx = quote!(::rsrc_rmcp::rmcp::service::RequestContext<::rsrc_rmcp::rmcp::RoleServer>);
     let err = quote!(::rsrc_rmcp::rmcp::ErrorData);
     let handler = quote!(::rsrc_rmcp::rmcp::ServerHandler);
 
-    // The impl's own methods that the generated ones wrap, moved to an inherent impl.
+    // The impl's own methods that the generated ones wrap, moved to an inherent impl, with
+    // the accessor of the default field.
     let mut moved = Vec::new();
+    if args.resources.is_none() {
+        moved.push(default_accessor());
+    }
     let mut own = |item: &mut ItemImpl, name: &str| {
         take_method(item, name).map(|mut f| {
             let ident = format_ident!("__rsrc_rmcp_own_{}", name);
