@@ -6,6 +6,11 @@
 //! document is included here, that no Rust block is left out with `ignore`, and that every
 //! file path `docs/architecture.md` names exists.
 //!
+//! `tests/commands/` runs the example commands of `README.md`, `docs/rmcp.md`,
+//! `docs/writing-resources.md` and `docs/providers.md` as written (each `cargo run …`, each
+//! client command talking to a stdio server), and checks that no two examples of the
+//! workspace share a name.
+//!
 //! `tests/structure/` checks the shape of the source tree itself: no import cycle between
 //! the files of any crate, and no source file over 700 lines.
 //!
@@ -50,6 +55,10 @@ pub mod ui {}
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/rmcp.md")]
 pub mod rmcp {}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/providers.md")]
+pub mod providers {}
 
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/spec-status.md")]
