@@ -10,8 +10,8 @@
 //! The only differences allowed are the ones `docs/rmcp.md` lists: `serverInfo`, and
 //! what rmcp's types have no place for — SEP-2093's `resourceType` and `capabilities`
 //! on listed resources, and every member of read contents but `uri`, `mimeType`,
-//! `text`, `blob` and `_meta`; and, in a refusal of params that do not decode, the
-//! position serde names (the engine reads the request as the adapter wrote it again).
+//! `text`, `blob` and `_meta`; and, in a refusal of params rmcp could not decode, the
+//! position serde names (the engine decodes them again from the map rmcp kept).
 
 mod common;
 
