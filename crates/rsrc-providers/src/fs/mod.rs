@@ -46,6 +46,7 @@ mod cache;
 mod complete;
 mod convert;
 mod entry;
+mod error;
 mod filter;
 mod fresh;
 #[cfg(all(test, target_os = "linux"))]
@@ -62,8 +63,9 @@ mod walk;
 #[cfg(target_os = "linux")]
 mod watch;
 
+pub use error::FsError;
+
 use std::ffi::OsStr;
-use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -206,33 +208,6 @@ impl Default for FsConfig {
         }
     }
 }
-
-/// Why a filesystem provider could not be built.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum FsError {
-    /// A root could not be opened.
-    Open(PathBuf, io::Error),
-    /// A root name is empty, `.` or `..`, holds `/` or NUL, or is used twice.
-    BadName(String),
-    /// No root was given.
-    NoRoot,
-    /// An include or exclude glob is invalid.
-    BadGlob(String),
-}
-
-impl std::fmt::Display for FsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FsError::Open(p, e) => write!(f, "cannot open the directory {}: {e}", p.display()),
-            FsError::BadName(n) => write!(f, "invalid or duplicate root name {n:?}"),
-            FsError::NoRoot => f.write_str("no directory to serve"),
-            FsError::BadGlob(e) => f.write_str(e),
-        }
-    }
-}
-
-impl std::error::Error for FsError {}
 
 /// One directory to serve, with what it exposes when that differs from the provider's
 /// settings.
