@@ -115,6 +115,14 @@ async fn a_session_opened_from_a_handshake_serves_its_revision_without_initializ
     assert!(page.get("resultType").is_none(), "a 2025 result: {page}");
 }
 
+#[test]
+fn a_handshake_naming_2026_opens_a_session_of_no_revision() {
+    let server = server();
+    let session = server.open_session(Some(handshake("2026-07-28")), Notifier::discard());
+    assert!(!session.is_initialized());
+    assert_eq!(session.negotiated_version(), None);
+}
+
 #[tokio::test]
 async fn a_request_naming_2026_is_served_statelessly_with_the_hosts_name() {
     let server = server();

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use rsrc_protocol::jsonrpc::RequestId;
 use rsrc_protocol::lifecycle::InitializeParams;
 use rsrc_protocol::subscriptions::SubscriptionFilter;
-use rsrc_protocol::{Implementation, ServerCapabilities};
+use rsrc_protocol::{Implementation, ProtocolVersion, ServerCapabilities};
 
 use super::dispatch::{self, Prepared};
 use super::hosted::{HeldChanges, HostRequest};
@@ -50,7 +50,13 @@ impl Server {
         notifier: Notifier,
     ) -> Arc<Session> {
         let session = Arc::new(Session::new(notifier));
-        if let Some(handshake) = handshake {
+        // 2026-07-28 has no handshake: a host naming it opens a session of no revision.
+        let modern = |h: &InitializeParams| {
+            h.protocol_version
+                .parse::<ProtocolVersion>()
+                .is_ok_and(ProtocolVersion::is_modern)
+        };
+        if let Some(handshake) = handshake.filter(|h| !modern(h)) {
             // A fresh session: the one way `initialize` fails, a second one, cannot occur.
             let _ = handlers::initialize(self, &session, handshake);
             session.mark_initialized();
@@ -99,7 +105,9 @@ impl Server {
     }
 
     /// What the server declares (in `initialize` and `server/discover`): for a host that
-    /// merges it into its own declaration. Fixed once the server is built.
+    /// merges it into its own declaration. Fixed once the server is built. In the
+    /// 2026-07-28 form: a 2025 answer carries rsrc's SEP-2093 extension under
+    /// `experimental` instead (`ResourceMetadataExtension::place`).
     pub fn capabilities(&self) -> ServerCapabilities {
         self.declared_capabilities()
     }
