@@ -347,12 +347,8 @@ impl Resources {
         request.meta = None;
         let mut params: rsrc::protocol::lifecycle::SetLevelParams = convert::retype(&request)?;
         params.meta = convert::take_meta(&mut context);
-        self.request::<rsrc::protocol::lifecycle::EmptyResult>(
-            &context,
-            HostRequest::SetLevel(params),
-        )
-        .await
-        .map(drop)
+        self.acknowledge(&context, HostRequest::SetLevel(params))
+            .await
     }
 
     /// `resources/subscribe` (2025 revisions): `notifications/resources/updated` for this
@@ -366,12 +362,8 @@ impl Resources {
             uri: request.uri,
             meta: convert::take_meta(&mut context),
         };
-        self.request::<rsrc::protocol::lifecycle::EmptyResult>(
-            &context,
-            HostRequest::Subscribe(params),
-        )
-        .await
-        .map(drop)
+        self.acknowledge(&context, HostRequest::Subscribe(params))
+            .await
     }
 
     /// `resources/unsubscribe` (2025 revisions).
@@ -384,12 +376,8 @@ impl Resources {
             uri: request.uri,
             meta: convert::take_meta(&mut context),
         };
-        self.request::<rsrc::protocol::lifecycle::EmptyResult>(
-            &context,
-            HostRequest::Unsubscribe(params),
-        )
-        .await
-        .map(drop)
+        self.acknowledge(&context, HostRequest::Unsubscribe(params))
+            .await
     }
 
     /// What a `subscriptions/listen` stream (2026-07-28) is acknowledged with: the
@@ -473,26 +461,18 @@ impl Resources {
             Some(Value::Object(meta)) => convert::meta_of(meta),
             _ => convert::meta_of(context.meta.0.0.clone()),
         };
-        let host = if request.method
-            == <rsrc::protocol::methods::ResourceMetadata as rsrc::protocol::methods::Method>::NAME
-        {
-            match serde_json::from_value::<ours::ResourceParams>(Value::Object(params.clone())) {
-                Ok(mut p) => {
-                    p.meta = meta;
-                    HostRequest::Metadata(p)
-                }
-                Err(_) => HostRequest::Other {
-                    method: request.method.clone(),
-                    meta,
-                    params,
-                },
-            }
-        } else {
-            HostRequest::Other {
+        let metadata = request.method
+            == <rsrc::protocol::methods::ResourceMetadata as rsrc::protocol::methods::Method>::NAME;
+        let typed = metadata
+            .then(|| serde_json::from_value::<ours::ResourceParams>(Value::Object(params.clone())));
+        let host = match typed {
+            Some(Ok(p)) => HostRequest::Metadata(ours::ResourceParams { meta, ..p }),
+            // Params that do not decode reach the engine as they are, to be refused.
+            _ => HostRequest::Other {
                 method: request.method.clone(),
                 meta,
                 params,
-            }
+            },
         };
         let answer = engine::run(
             &self.shared.server,
@@ -592,6 +572,17 @@ impl Resources {
         serde_json::from_value(result).map_err(|e| {
             ErrorData::internal_error(format!("a result rmcp's types cannot hold: {e}"), None)
         })
+    }
+
+    /// Runs a request whose result is empty.
+    async fn acknowledge(
+        &self,
+        context: &RequestContext<RoleServer>,
+        request: HostRequest,
+    ) -> Result<(), ErrorData> {
+        self.request::<rsrc::protocol::lifecycle::EmptyResult>(context, request)
+            .await
+            .map(drop)
     }
 
     async fn request<T: 'static>(

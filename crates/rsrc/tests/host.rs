@@ -178,10 +178,11 @@ async fn other_methods_are_refused_as_the_wire_would_refuse_them() {
     assert_eq!(message["error"]["code"], -32602, "{message}");
 }
 
-#[tokio::test]
-async fn a_2025_sessions_changes_arrive_typed_on_its_notifier() {
+/// A 2025 session, opened from a handshake, subscribed to `notes:///a` (while it is
+/// held); its notifications arrive typed on the receiver.
+async fn subscribed_to_a() -> (Server, Arc<Session>, Receiver<Notification>) {
     let server = server();
-    let (notifier, mut rx) = Notifier::typed(8);
+    let (notifier, rx) = Notifier::typed(8);
     let session = server.open_session(Some(handshake("2025-11-25")), notifier);
     let subscribe = HostRequest::Subscribe(ResourceParams {
         uri: "notes:///a".into(),
@@ -189,6 +190,12 @@ async fn a_2025_sessions_changes_arrive_typed_on_its_notifier() {
     });
     let reply = run(&server, &session, 1, subscribe).await;
     valid(ProtocolVersion::V2025_11_25, &reply, "resources/subscribe");
+    (server, session, rx)
+}
+
+#[tokio::test]
+async fn a_2025_sessions_changes_arrive_typed_on_its_notifier() {
+    let (server, _session, mut rx) = subscribed_to_a().await;
     server.changes().updated("notes:///a");
     let n = next(&mut rx).await;
     let message = valid_notification(ProtocolVersion::V2025_11_25, &n);
@@ -288,14 +295,7 @@ async fn without_a_hold_a_change_before_the_stream_runs_is_not_heard() {
 
 #[tokio::test(start_paused = true)]
 async fn a_list_change_announced_twice_in_a_moment_is_heard_once() {
-    let server = server();
-    let (notifier, mut rx) = Notifier::typed(8);
-    let session = server.open_session(Some(handshake("2025-11-25")), notifier);
-    let subscribe = HostRequest::Subscribe(ResourceParams {
-        uri: "notes:///a".into(),
-        meta: None,
-    });
-    run(&server, &session, 1, subscribe).await;
+    let (server, _session, mut rx) = subscribed_to_a().await;
     // A tool announces its write; the delivery starts; the watcher announces it again.
     server.changes().list_changed();
     for _ in 0..10 {
