@@ -2,7 +2,8 @@
 //! archive, which has no repository), else what git says `HEAD` is, else `unknown`.
 //!
 //! Invariant: the build is redone when the commit can have changed (the variable, `HEAD`,
-//! the branch it names, packed refs), and never fails for want of git.
+//! the branch it names and its folder, packed refs), and only then: every path watched
+//! exists (cargo rebuilds on every run for a missing one). It never fails for want of git.
 
 use std::path::Path;
 use std::process::Command;
@@ -14,15 +15,24 @@ pub(crate) fn emit(manifest_dir: &Path) {
         .ok()
         .filter(|c| !c.trim().is_empty());
     let commit = given.or_else(|| {
-        for path in ["HEAD", "packed-refs"] {
-            if let Some(p) = git(manifest_dir, &["rev-parse", "--git-path", path]) {
-                println!("cargo:rerun-if-changed={}", manifest_dir.join(p).display());
+        // Only paths that exist: cargo takes a missing one as changed on every build,
+        // and would build the binary again each time (a fresh clone packs its refs, and
+        // a repository that never packed has no `packed-refs`). A branch whose ref is
+        // packed is written loose at its next commit: its folder is watched for that.
+        let mut watched = vec!["HEAD".to_owned(), "packed-refs".to_owned()];
+        if let Some(branch) = git(manifest_dir, &["symbolic-ref", "-q", "HEAD"]) {
+            if let Some((folder, _)) = branch.rsplit_once('/') {
+                watched.push(folder.to_owned());
             }
+            watched.push(branch);
         }
-        if let Some(branch) = git(manifest_dir, &["symbolic-ref", "-q", "HEAD"])
-            && let Some(p) = git(manifest_dir, &["rev-parse", "--git-path", &branch])
-        {
-            println!("cargo:rerun-if-changed={}", manifest_dir.join(p).display());
+        for path in watched {
+            if let Some(p) = git(manifest_dir, &["rev-parse", "--git-path", &path]) {
+                let p = manifest_dir.join(p);
+                if p.exists() {
+                    println!("cargo:rerun-if-changed={}", p.display());
+                }
+            }
         }
         git(manifest_dir, &["rev-parse", "--short=12", "HEAD"])
     });
