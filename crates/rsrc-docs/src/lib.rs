@@ -11,9 +11,6 @@
 //! client command talking to a stdio server), and checks that no two examples of the
 //! workspace share a name.
 //!
-//! `tests/structure/` checks the shape of the source tree itself: no import cycle between
-//! the files of any crate, and no source file over 700 lines.
-//!
 //! This crate has no code of its own: its dependencies are the snippets' dependencies.
 
 #[cfg(doctest)]

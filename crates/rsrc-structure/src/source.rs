@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// Rust source files by path.
 #[derive(Default)]
-pub(crate) struct Sources {
+pub struct Sources {
     files: BTreeMap<String, String>,
     /// Directories holding a `Cargo.toml` (crates), relative.
     crates: Vec<String>,
@@ -18,7 +18,7 @@ pub(crate) struct Sources {
 impl Sources {
     /// Every `.rs` file under `dirs` of `root` (build output and hidden directories
     /// left out), and every crate among them.
-    pub(crate) fn from_disk(root: &Path, dirs: &[&str]) -> Self {
+    pub fn from_disk(root: &Path, dirs: &[&str]) -> Self {
         let mut sources = Sources::default();
         for dir in dirs {
             sources.walk(&root.join(dir), dir);
@@ -50,7 +50,7 @@ impl Sources {
     }
 
     /// Sources written out by a test: `(path, text)` pairs; `crates` are their crates.
-    pub(crate) fn from_files(crates: &[&str], files: &[(&str, &str)]) -> Self {
+    pub fn from_files(crates: &[&str], files: &[(&str, &str)]) -> Self {
         Sources {
             files: files
                 .iter()
@@ -60,27 +60,32 @@ impl Sources {
         }
     }
 
-    pub(crate) fn get(&self, path: &str) -> Option<&str> {
+    /// The text of the file at `path`.
+    pub fn get(&self, path: &str) -> Option<&str> {
         self.files.get(path).map(String::as_str)
     }
 
-    pub(crate) fn files(&self) -> impl Iterator<Item = (&str, &str)> {
+    /// Every file, by path, in order.
+    pub fn files(&self) -> impl Iterator<Item = (&str, &str)> {
         self.files.iter().map(|(p, t)| (p.as_str(), t.as_str()))
     }
 
-    pub(crate) fn crates(&self) -> &[String] {
+    /// The directories of the crates.
+    pub fn crates(&self) -> &[String] {
         &self.crates
     }
 
     /// The root files of every build target of the crate in `dir`, found where Cargo
     /// finds them by itself (every target of this workspace is): the library, the
-    /// binaries, the build script, and each test, bench and example.
-    pub(crate) fn targets(&self, dir: &str) -> Vec<String> {
+    /// binaries, the build script, and each test, bench and example; each with whether
+    /// it is a test's or a bench's.
+    pub fn targets(&self, dir: &str) -> Vec<(String, bool)> {
         let fixed = ["src/lib.rs", "src/main.rs", "build.rs"];
-        let mut out: Vec<String> = fixed
+        let mut out: Vec<(String, bool)> = fixed
             .iter()
             .map(|f| format!("{dir}/{f}"))
             .filter(|f| self.files.contains_key(f))
+            .map(|f| (f, false))
             .collect();
         for kind in ["src/bin", "tests", "benches", "examples"] {
             let prefix = format!("{dir}/{kind}/");
@@ -91,7 +96,7 @@ impl Sources {
                 // `kind/name.rs`, or `kind/name/main.rs`.
                 let parts: Vec<&str> = rest.split('/').collect();
                 if parts.len() == 1 || parts.len() == 2 && parts[1] == "main.rs" {
-                    out.push(path.clone());
+                    out.push((path.clone(), matches!(kind, "tests" | "benches")));
                 }
             }
         }

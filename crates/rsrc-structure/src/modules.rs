@@ -3,7 +3,8 @@
 //! of each module, what each module defines and imports, and every path each file
 //! writes. Invariant: a module is looked for where rustc looks for it (`foo.rs`,
 //! `foo/mod.rs`, `#[path]`, inline `mod foo { … }`), and a file that does not parse or a
-//! declared module without its file is an error, never skipped.
+//! declared module without its file is an error, never skipped. A module is a test's when
+//! its target is a test or a bench, or a `#[cfg(test)]` declaration leads to it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -27,6 +28,8 @@ pub(crate) struct Module {
     pub(crate) imports: BTreeMap<String, Vec<String>>,
     /// The paths it imports every public name of (`use path::*`), as written.
     pub(crate) globs: Vec<Vec<String>>,
+    /// Whether it is a test's (see the module's docs).
+    pub(crate) test: bool,
 }
 
 /// A path written in a file, inside `module`.
@@ -45,14 +48,15 @@ pub(crate) struct Tree {
 }
 
 impl Tree {
-    /// The tree of the target whose root file is `root`.
-    pub(crate) fn read(sources: &Sources, root: &str) -> Result<Tree, Vec<String>> {
+    /// The tree of the target whose root file is `root`; `test` when it is a test's or a
+    /// bench's.
+    pub(crate) fn read(sources: &Sources, root: &str, test: bool) -> Result<Tree, Vec<String>> {
         let mut reader = Reader {
             sources,
             tree: Tree::default(),
             errors: Vec::new(),
         };
-        reader.file(root, &[], dir_of(root));
+        reader.file(root, &[], dir_of(root), test);
         if reader.errors.is_empty() {
             Ok(reader.tree)
         } else {
@@ -69,7 +73,7 @@ struct Reader<'s> {
 
 impl Reader<'_> {
     /// Reads `path` as module `module`, whose `mod x;` children are under `children`.
-    fn file(&mut self, path: &str, module: &[String], children: &str) {
+    fn file(&mut self, path: &str, module: &[String], children: &str, test: bool) {
         let Some(text) = self.sources.get(path) else {
             self.errors.push(format!("{path}: no such file"));
             return;
@@ -89,7 +93,7 @@ impl Reader<'_> {
         };
         written.visit_file(&syntax);
         // Outside inline modules, `#[path]` is relative to the file's own directory.
-        self.items(path, module, children, dir_of(path), &syntax.items);
+        self.items(path, module, children, dir_of(path), &syntax.items, test);
     }
 
     /// The items of `module`, written in `file`.
@@ -100,9 +104,11 @@ impl Reader<'_> {
         children: &str,
         paths: &str,
         items: &[Item],
+        test: bool,
     ) {
         let mut this = Module {
             file: file.to_owned(),
+            test,
             ..Module::default()
         };
         let mut nested = Vec::new();
@@ -134,23 +140,24 @@ impl Reader<'_> {
             let mut child = module.to_vec();
             child.push(name.clone());
             let attr = path_attr(&m.attrs);
+            let test = test || cfg_test(&m.attrs);
             match (&m.content, attr) {
                 (Some((_, inner)), attr) => {
                     let dir = join(children, attr.as_deref().unwrap_or(&name));
-                    self.items(file, &child, &dir, &dir, inner);
+                    self.items(file, &child, &dir, &dir, inner, test);
                 }
                 (None, Some(rel)) => {
                     // A file named by `#[path]` owns its directory, like a `mod.rs`.
                     let path = join(paths, &rel);
-                    self.file(&path, &child, dir_of(&path));
+                    self.file(&path, &child, dir_of(&path), test);
                 }
                 (None, None) => {
                     let flat = format!("{children}/{name}.rs");
                     let nested = format!("{children}/{name}/mod.rs");
                     if self.sources.get(&flat).is_some() {
-                        self.file(&flat, &child, &format!("{children}/{name}"));
+                        self.file(&flat, &child, &format!("{children}/{name}"), test);
                     } else if self.sources.get(&nested).is_some() {
-                        self.file(&nested, &child, &format!("{children}/{name}"));
+                        self.file(&nested, &child, &format!("{children}/{name}"), test);
                     } else {
                         self.errors.push(format!(
                             "{file}: `mod {name};` has neither {flat} nor {nested}"
@@ -180,6 +187,14 @@ fn defined_name(item: &Item) -> Option<String> {
         _ => return None,
     };
     Some(ident.to_string())
+}
+
+/// Whether `attrs` hold `#[cfg(test)]`.
+fn cfg_test(attrs: &[Attribute]) -> bool {
+    attrs.iter().any(|a| match &a.meta {
+        Meta::List(l) if l.path.is_ident("cfg") => l.tokens.to_string().trim() == "test",
+        _ => false,
+    })
 }
 
 /// The value of a `#[path = "…"]` attribute.

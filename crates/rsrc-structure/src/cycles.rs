@@ -1,21 +1,25 @@
 //! The import cycles of a graph: its strongly connected components of more than one file
-//! (Tarjan's algorithm), each told as a chain a reader can follow (`a.rs -> b.rs ->
+//! (petgraph's Tarjan), each told as a chain a reader can follow (`a.rs -> b.rs ->
 //! a.rs`) with the names behind every import inside it. Invariant: a cycle is known by
 //! its sorted files, so that the same knot is the same entry however it is reached.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 
+use petgraph::algo::tarjan_scc;
+use petgraph::graphmap::DiGraphMap;
+
 use crate::imports::Graph;
 
 /// Files that import each other, in a loop.
-pub(crate) struct Cycle {
+#[derive(Debug)]
+pub struct Cycle {
     /// Its files, sorted.
-    pub(crate) files: Vec<String>,
+    pub files: Vec<String>,
     /// A closed walk through every file of it, from the first.
-    pub(crate) chain: Vec<String>,
+    pub chain: Vec<String>,
     /// The imports inside it: from, to, the names taken.
-    pub(crate) ties: Vec<(String, String, Vec<String>)>,
+    pub ties: Vec<(String, String, Vec<String>)>,
 }
 
 impl fmt::Display for Cycle {
@@ -29,27 +33,21 @@ impl fmt::Display for Cycle {
 }
 
 /// Every cycle of `graph`, in order of their first file.
-pub(crate) fn cycles(graph: &Graph) -> Vec<Cycle> {
-    let mut tarjan = Tarjan {
-        graph,
-        index: BTreeMap::new(),
-        low: BTreeMap::new(),
-        stack: Vec::new(),
-        on_stack: BTreeSet::new(),
-        components: Vec::new(),
-    };
-    for node in graph.keys() {
-        if !tarjan.index.contains_key(node.as_str()) {
-            tarjan.visit(node);
+pub fn cycles(graph: &Graph) -> Vec<Cycle> {
+    let mut files: DiGraphMap<&str, ()> = DiGraphMap::new();
+    for (from, tos) in graph {
+        files.add_node(from);
+        for to in tos.keys() {
+            files.add_edge(from, to, ());
         }
     }
-    let mut out: Vec<Cycle> = tarjan
-        .components
+    let mut out: Vec<Cycle> = tarjan_scc(&files)
         .into_iter()
         .filter(|c| c.len() > 1)
-        .map(|mut files| {
+        .map(|component| {
+            let mut files: Vec<String> = component.iter().map(|f| (*f).to_owned()).collect();
             files.sort();
-            let inside: BTreeSet<&str> = files.iter().map(String::as_str).collect();
+            let inside: BTreeSet<&str> = component.into_iter().collect();
             let ties = files
                 .iter()
                 .flat_map(|from| {
@@ -70,47 +68,6 @@ pub(crate) fn cycles(graph: &Graph) -> Vec<Cycle> {
         .collect();
     out.sort_by(|a, b| a.files.cmp(&b.files));
     out
-}
-
-struct Tarjan<'g> {
-    graph: &'g Graph,
-    index: BTreeMap<&'g str, usize>,
-    low: BTreeMap<&'g str, usize>,
-    stack: Vec<&'g str>,
-    on_stack: BTreeSet<&'g str>,
-    components: Vec<Vec<String>>,
-}
-
-impl<'g> Tarjan<'g> {
-    fn visit(&mut self, node: &'g str) {
-        let n = self.index.len();
-        self.index.insert(node, n);
-        self.low.insert(node, n);
-        self.stack.push(node);
-        self.on_stack.insert(node);
-        for next in self.graph.get(node).into_iter().flat_map(BTreeMap::keys) {
-            let next = next.as_str();
-            if !self.index.contains_key(next) {
-                self.visit(next);
-                let low = self.low[node].min(self.low[next]);
-                self.low.insert(node, low);
-            } else if self.on_stack.contains(next) {
-                let low = self.low[node].min(self.index[next]);
-                self.low.insert(node, low);
-            }
-        }
-        if self.low[node] == self.index[node] {
-            let mut component = Vec::new();
-            while let Some(top) = self.stack.pop() {
-                self.on_stack.remove(top);
-                component.push(top.to_owned());
-                if top == node {
-                    break;
-                }
-            }
-            self.components.push(component);
-        }
-    }
 }
 
 /// A closed walk from `start` through every file of `inside`: each time the shortest way

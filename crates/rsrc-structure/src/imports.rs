@@ -8,8 +8,11 @@
 //! that module only re-exports (`pub use`) is followed to where it is defined, so that
 //! reaching an item through a facade (`crate::Error`) does not make a file depend on the
 //! facade; one re-exported from another crate is no dependency between files at all. A
-//! path naming a module itself depends on that module's file. Invariant: an edge is
-//! never drawn for a `mod` declaration, nor within one file.
+//! path naming a module itself depends on that module's file.
+//!
+//! An edge runs *up* when the module that defines the name is above the module that
+//! writes it (its parent, or the crate's root), outside tests: the parent is then no
+//! facade. Invariant: an edge is never drawn for a `mod` declaration, nor within one file.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -20,17 +23,64 @@ use crate::source::Sources;
 const DEPTH: u8 = 16;
 
 /// Importing file → imported file → the names it takes from it.
-pub(crate) type Graph = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
+pub type Graph = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
 
-/// The import graph of every target of every crate of `sources`; errors are files that
-/// do not parse and modules without a file.
-pub(crate) fn graph(sources: &Sources) -> Result<Graph, Vec<String>> {
-    let mut graph = Graph::new();
+/// One import between two files, and the names it takes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Edge {
+    /// The importing file.
+    pub from: String,
+    /// The imported file.
+    pub to: String,
+    /// The names it takes, sorted.
+    pub names: Vec<String>,
+}
+
+/// What the files of a tree import.
+#[derive(Debug, Default)]
+pub struct Imports {
+    /// Every import between two files.
+    pub graph: Graph,
+    /// The imports that run up (see the module's docs), a subset of `graph`.
+    pub upward: Graph,
+}
+
+impl Imports {
+    /// The edges of `graph`, in order.
+    pub fn edges(graph: &Graph) -> Vec<Edge> {
+        graph
+            .iter()
+            .flat_map(|(from, tos)| {
+                tos.iter().map(|(to, names)| Edge {
+                    from: from.clone(),
+                    to: to.clone(),
+                    names: names.iter().cloned().collect(),
+                })
+            })
+            .collect()
+    }
+
+    /// Takes the import `from` → `to` out of both graphs; whether there was one.
+    pub fn remove(&mut self, from: &str, to: &str) -> bool {
+        let mut removed = false;
+        for graph in [&mut self.graph, &mut self.upward] {
+            if let Some(tos) = graph.get_mut(from) {
+                removed |= tos.remove(to).is_some();
+            }
+        }
+        removed
+    }
+}
+
+/// The imports of every target of every crate of `sources`; errors are files that do
+/// not parse and modules without a file.
+pub fn graph(sources: &Sources) -> Result<Imports, Vec<String>> {
+    let mut imports = Imports::default();
     let mut errors = Vec::new();
     for dir in sources.crates() {
-        for root in sources.targets(dir) {
-            match Tree::read(sources, &root) {
-                Ok(tree) => tree.edges(&mut graph),
+        for (root, test) in sources.targets(dir) {
+            match Tree::read(sources, &root, test) {
+                Ok(tree) => tree.edges(&mut imports),
                 Err(e) => errors.extend(e),
             }
         }
@@ -38,7 +88,7 @@ pub(crate) fn graph(sources: &Sources) -> Result<Graph, Vec<String>> {
     errors.sort();
     errors.dedup();
     if errors.is_empty() {
-        Ok(graph)
+        Ok(imports)
     } else {
         Err(errors)
     }
@@ -49,8 +99,8 @@ fn joined(a: &[String], b: &[String]) -> ModPath {
 }
 
 impl Tree {
-    /// Adds this target's edges to `graph`.
-    fn edges(&self, graph: &mut Graph) {
+    /// Adds this target's edges to `imports`.
+    fn edges(&self, imports: &mut Imports) {
         for w in &self.written {
             let Some(absolute) = self.absolute(&w.module, &w.segments, 0) else {
                 continue;
@@ -59,13 +109,20 @@ impl Tree {
                 continue;
             };
             let to = &self.modules[&module].file;
-            if *to != w.file {
+            if *to == w.file {
+                continue;
+            }
+            let up = module.len() < w.module.len()
+                && w.module.starts_with(&module)
+                && !self.modules.get(&w.module).is_some_and(|m| m.test);
+            let graphs = [Some(&mut imports.graph), up.then_some(&mut imports.upward)];
+            for graph in graphs.into_iter().flatten() {
                 graph
                     .entry(w.file.clone())
                     .or_default()
                     .entry(to.clone())
                     .or_default()
-                    .insert(name);
+                    .insert(name.clone());
             }
         }
     }

@@ -1,15 +1,29 @@
 //! The checker itself, on small crates written in memory: what it must find, and what it
 //! must not, so that the checks on the repository cannot pass by finding nothing.
 
+use crate::allow::{Allowed, stale};
 use crate::cycles::{Cycle, cycles};
-use crate::imports::{Graph, graph};
+use crate::imports::{Graph, Imports, graph};
 use crate::source::Sources;
 
-/// The import graph of one crate `c` made of `files` (paths under `c/`).
-fn graph_of(files: &[(&str, &str)]) -> Graph {
+/// The imports of one crate `c` made of `files` (paths under `c/`).
+fn imports_of(files: &[(&str, &str)]) -> Imports {
     let files: Vec<(String, &str)> = files.iter().map(|(p, t)| (format!("c/{p}"), *t)).collect();
     let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), *t)).collect();
     graph(&Sources::from_files(&["c"], &files)).unwrap()
+}
+
+/// The import graph of one crate `c` made of `files` (paths under `c/`).
+fn graph_of(files: &[(&str, &str)]) -> Graph {
+    imports_of(files).graph
+}
+
+/// The upward imports of one crate `c` made of `files`, as `from -> to` (under `c/`).
+fn upward_of(files: &[(&str, &str)]) -> Vec<String> {
+    Imports::edges(&imports_of(files).upward)
+        .into_iter()
+        .map(|e| format!("{} -> {}", &e.from[2..], &e.to[2..]))
+        .collect()
 }
 
 fn cycles_of(files: &[(&str, &str)]) -> Vec<Cycle> {
@@ -214,21 +228,77 @@ fn a_longer_cycle_is_told_through_every_file() {
 }
 
 #[test]
-fn an_allow_list_entry_that_no_longer_occurs_fails_and_one_may_only_shrink() {
-    let within = |k: &Vec<&str>, f: &Vec<&str>| f.iter().all(|file| k.contains(file));
-    let known = vec![vec!["a", "b", "c"]];
-    let check = |found: Vec<Vec<&str>>| crate::against_known(&found, &known, within, "L");
-    assert!(check(vec![vec!["a", "b", "c"]]).is_empty());
-    assert!(
-        check(vec![vec!["a", "b"]]).is_empty(),
-        "a knot coming apart"
-    );
+fn a_child_naming_what_its_parent_defines_runs_up_and_a_re_export_does_not() {
+    let up = upward_of(&[
+        (
+            "src/lib.rs",
+            "mod p;\nmod leaf;\npub use leaf::L;\npub struct Root;\n",
+        ),
+        ("src/leaf.rs", "pub struct L;\n"),
+        ("src/p/mod.rs", "mod c;\nmod s;\npub(crate) struct P;\n"),
+        // Up to the parent, and to the crate's root; through the root's re-export, not.
+        (
+            "src/p/c.rs",
+            "use super::P;\nuse crate::{L, Root};\npub fn g(_: &P, _: L, _: Root) {}\n",
+        ),
+        // A sibling is no arrow up.
+        (
+            "src/p/s.rs",
+            "pub fn h() { super::c::g(todo!(), todo!(), todo!()) }\n",
+        ),
+    ]);
     assert_eq!(
-        check(vec![vec!["a", "b", "d"]]),
-        [
-            r#"not in L: ["a", "b", "d"]"#,
-            r#"no longer found: ["a", "b", "c"]: take it out of L (the list only shrinks)"#
-        ]
+        up,
+        ["src/p/c.rs -> src/lib.rs", "src/p/c.rs -> src/p/mod.rs"]
     );
-    assert_eq!(check(vec![]).len(), 1);
+}
+
+#[test]
+fn tests_may_reach_up() {
+    let up = upward_of(&[
+        ("src/lib.rs", "mod p;\n"),
+        (
+            "src/p.rs",
+            "#[cfg(test)]\nmod tests;\npub(crate) fn f() {}\n",
+        ),
+        (
+            "src/p/tests.rs",
+            "mod deeper;\n#[test]\nfn t() { super::f() }\n",
+        ),
+        ("src/p/tests/deeper.rs", "fn u() { crate::p::f() }\n"),
+        ("tests/it/main.rs", "mod helper;\npub fn shared() {}\n"),
+        ("tests/it/helper.rs", "fn v() { super::shared() }\n"),
+    ]);
+    assert!(up.is_empty(), "{up:?}");
+}
+
+#[test]
+fn an_allowed_edge_is_taken_out_and_one_that_no_longer_occurs_fails() {
+    let files = [
+        ("src/lib.rs", "mod a;\nmod b;\n"),
+        ("src/a.rs", "use crate::b::B;\npub struct A(B);\n"),
+        (
+            "src/b.rs",
+            "pub struct B;\npub fn f() -> crate::a::A { todo!() }\n",
+        ),
+    ];
+    let allowed = [
+        Allowed {
+            from: "c/src/b.rs",
+            to: "c/src/a.rs",
+            why: "a test",
+        },
+        Allowed {
+            from: "c/src/a.rs",
+            to: "c/src/lib.rs",
+            why: "a test",
+        },
+    ];
+    let mut imports = imports_of(&files);
+    let failures = stale(&allowed, &mut imports);
+    assert!(cycles(&imports.graph).is_empty());
+    assert_eq!(
+        failures,
+        ["allowed import no longer found: c/src/a.rs -> c/src/lib.rs: take it out of the list"]
+    );
 }
