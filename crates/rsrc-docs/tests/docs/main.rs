@@ -1,0 +1,152 @@
+//! The documents themselves: every Markdown document is compiled as doctests (included by
+//! `src/lib.rs`), no code block escapes being compiled or is mistaken for Rust, every
+//! document names only files that exist, and every item a table's "where" column places
+//! in a file is defined there.
+
+mod paths;
+mod places;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use paths::{Tree, named_paths};
+use places::{defines, placed_items, where_cells};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `README.md` and every `docs/*.md`, relative to the root.
+fn documents() -> Vec<String> {
+    let mut out = vec!["README.md".to_owned()];
+    for entry in fs::read_dir(root().join("docs")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if name.ends_with(".md") {
+            out.push(format!("docs/{name}"));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The info strings of a Markdown text's fenced code blocks, with their line numbers.
+fn fences(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut open = false;
+    for (i, line) in text.lines().enumerate() {
+        let Some(rest) = line.trim_start().strip_prefix("```") else {
+            continue;
+        };
+        if !open {
+            out.push((i + 1, rest.trim().to_owned()));
+        }
+        open = !open;
+    }
+    out
+}
+
+#[test]
+fn every_document_is_compiled_as_doctests() {
+    let lib = fs::read_to_string(root().join("crates/rsrc-docs/src/lib.rs")).unwrap();
+    for doc in documents() {
+        let include = format!("include_str!(\"../../../{doc}\")");
+        assert!(
+            lib.contains(&include),
+            "{doc} is not included in crates/rsrc-docs/src/lib.rs, so its Rust snippets are never compiled"
+        );
+    }
+}
+
+#[test]
+fn every_code_block_names_its_language_and_no_rust_block_is_ignored() {
+    for doc in documents() {
+        let text = fs::read_to_string(root().join(&doc)).unwrap();
+        for (line, info) in fences(&text) {
+            // rustdoc compiles a block without a language as Rust.
+            assert!(
+                !info.is_empty(),
+                "{doc}:{line}: a code block without a language (write ```text for plain text)"
+            );
+            let attrs: Vec<&str> = info.split(',').map(str::trim).collect();
+            if attrs[0] == "rust" {
+                assert!(
+                    !attrs.contains(&"ignore"),
+                    "{doc}:{line}: a Rust block marked `ignore` is never compiled (use `no_run`)"
+                );
+            }
+        }
+    }
+}
+
+/// Files the documents name that are the reader's, not the repository's.
+const READERS_FILES: [&str; 2] = [
+    "claude_desktop_config.json", // the host's configuration `rsrc config` writes into
+    "prometheus.yml",             // the reader's Prometheus configuration
+];
+
+#[test]
+fn every_path_a_document_names_exists() {
+    let files = Tree::read(&root());
+    let missing: Vec<String> = documents()
+        .into_iter()
+        .flat_map(|doc| {
+            let text = fs::read_to_string(root().join(&doc)).unwrap();
+            named_paths(&text)
+                .into_iter()
+                .filter(|p| files.matching(p).is_empty() && !READERS_FILES.contains(&p.as_str()))
+                .map(move |p| format!("{doc}: `{p}`"))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "paths named by the documents that do not exist:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn every_item_a_where_column_names_is_defined_in_the_file_it_names() {
+    let files = Tree::read(&root());
+    let mut wrong = Vec::new();
+    for doc in documents() {
+        let text = fs::read_to_string(root().join(&doc)).unwrap();
+        for (line, cell) in where_cells(&text) {
+            for (place, item) in placed_items(&cell) {
+                let candidates = files.matching(&place);
+                let defined = candidates.iter().any(|file| {
+                    let source = files.source_of(file);
+                    source.iter().any(|text| defines(text, &item))
+                });
+                if !defined {
+                    wrong.push(format!(
+                        "{doc}:{line}: `{item}` is not defined in `{place}` ({} file(s) match)",
+                        candidates.len()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "items a \"where\" column places in a file that does not define them:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn paths_are_found_in_backticks_with_their_braces_expanded() {
+    let found = named_paths(
+        "the `handlers.rs` file, `db/{mod,model}.rs`, `file:///x.md`, `inode/directory`, \
+         `crates/rsrc/src/`, `--watch`, `.gitignore`",
+    );
+    assert_eq!(
+        found.into_iter().collect::<Vec<_>>(),
+        [
+            "crates/rsrc/src/",
+            "db/mod.rs",
+            "db/model.rs",
+            "handlers.rs"
+        ]
+    );
+}
