@@ -6,6 +6,7 @@
 mod paths;
 mod places;
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -148,5 +149,77 @@ fn paths_are_found_in_backticks_with_their_braces_expanded() {
             "db/model.rs",
             "handlers.rs"
         ]
+    );
+}
+
+/// The crates' table of `docs/architecture.md`: each crate's name and its "depends on".
+fn crate_rows(text: &str) -> Vec<(String, String)> {
+    let section = text
+        .split("\n## Crates\n")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("docs/architecture.md has a `## Crates` section");
+    section
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').split('|').map(str::trim).collect();
+            let name = cells[0].split('`').nth(1).unwrap_or_default().to_owned();
+            (name, cells.get(1).copied().unwrap_or_default().to_owned())
+        })
+        .collect()
+}
+
+/// The workspace crates a crate's manifest depends on (not for tests), optional ones too.
+fn workspace_dependencies(manifest: &toml::Table) -> BTreeSet<String> {
+    let mut sections = vec![manifest.get("dependencies")];
+    if let Some(targets) = manifest.get("target").and_then(toml::Value::as_table) {
+        sections.extend(targets.values().map(|t| t.get("dependencies")));
+    }
+    sections
+        .into_iter()
+        .flatten()
+        .filter_map(toml::Value::as_table)
+        .flat_map(|deps| deps.keys())
+        .filter(|name| name.starts_with("rsrc"))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn the_crates_table_names_every_crate_and_exactly_its_workspace_dependencies() {
+    let text = fs::read_to_string(root().join("docs/architecture.md")).unwrap();
+    let rows = crate_rows(&text);
+    let mut wrong = Vec::new();
+    for entry in fs::read_dir(root().join("crates")).unwrap() {
+        let dir = entry.unwrap().path();
+        let Ok(manifest) = fs::read_to_string(dir.join("Cargo.toml")) else {
+            continue;
+        };
+        let manifest: toml::Table = manifest.parse().unwrap();
+        let name = manifest["package"]["name"].as_str().unwrap().to_owned();
+        let Some((_, depends)) = rows.iter().find(|(n, _)| *n == name) else {
+            wrong.push(format!("{name}: no row"));
+            continue;
+        };
+        let words: BTreeSet<String> = depends
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+            .filter(|w| w.starts_with("rsrc"))
+            .map(str::to_owned)
+            .collect();
+        let actual = workspace_dependencies(&manifest);
+        for missing in actual.difference(&words) {
+            wrong.push(format!(
+                "{name}: depends on {missing}, which its row leaves out"
+            ));
+        }
+        for extra in words.difference(&actual) {
+            wrong.push(format!("{name}: its row names {extra}, not a dependency"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/architecture.md's crates table is out of date:\n{}",
+        wrong.join("\n")
     );
 }
