@@ -19,6 +19,10 @@ pub mod common;
 pub mod completion;
 pub mod content;
 mod de_util;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod http;
 pub mod jsonrpc;
 pub mod lifecycle;
 pub mod meta;
