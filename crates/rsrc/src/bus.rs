@@ -4,7 +4,7 @@
 //!
 //! Without a bus (the default) the server is its own bus: changes reach this process's
 //! listeners only, every lease is held, and signals have no one to reach. With one
-//! (`ServerBuilder::bus`; Redis with the `redis` feature, [`RedisBus`]):
+//! (`ServerBuilder::bus`; on Redis, the `rsrc-redis` crate's `RedisBus`):
 //!
 //! - [`ChangeFeed::updated`](crate::ChangeFeed::updated) and `list_changed` reach every
 //!   instance's listeners (and observers, such as read caches); a [`ChangeFeed::local`](crate::ChangeFeed::local)
@@ -16,6 +16,8 @@
 //! - A bus that lost messages (a disconnection, a full queue) says so once it is back;
 //!   every listener then gets `list_changed` and an update of each of its subscriptions
 //!   ([`ChangeFeed::resync`](crate::ChangeFeed::resync)), so no change is lost silently.
+//!   That is a *resync*: listeners catch up on changes they may have missed (not to be
+//!   confused with *resuming* an SSE stream, which sends its events again).
 //!
 //! Invariants: publishing never blocks; a bus's queues are bounded; a lease is held by at
 //! most one instance at a time as long as clocks run at the same rate (it lapses locally
@@ -24,19 +26,7 @@
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-#[cfg(feature = "redis")]
-mod redis;
-mod store;
-#[cfg(feature = "redis")]
-pub use redis::{RedisBus, RedisBusError, RedisBusOptions, Rejected};
-#[cfg(feature = "redis")]
-pub(crate) use redis::{fuzz_message, fuzz_record};
-#[cfg(any(feature = "http", feature = "redis"))]
-pub(crate) use store::RETAINED_STREAMS;
-pub use store::{
-    Claim, Keep, Lookup, Revision, SessionChanged, SessionState, SessionStore, StoreError,
-    StoredEvent, StoredSession, StreamTail,
-};
+use crate::sessions::SessionStore;
 
 /// A change as it travels between instances.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,7 +59,7 @@ pub trait ChangeBus: Send + Sync + 'static {
     /// The lease named `name`: held by at most one instance of the deployment at a time.
     fn lease(&self, name: &str) -> Lease;
     /// Where the 2025 revisions' HTTP sessions can live so that every instance serves
-    /// them, sessions lasting `idle` unused; `None` (the default): each instance keeps
+    /// them ([`crate::sessions`]), sessions lasting `idle` unused; `None` (the default): each instance keeps
     /// its own, and a balancer must route each session to one instance.
     fn session_store(&self, idle: Duration) -> Option<Arc<dyn SessionStore>> {
         let _ = idle;

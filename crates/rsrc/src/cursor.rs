@@ -88,11 +88,12 @@ impl CursorSealer {
         }
     }
 
-    /// A sealer with a fresh random key: cursors do not survive a restart.
-    pub(crate) fn random() -> Self {
-        CursorSealer {
-            keys: Keyring::random(),
-        }
+    /// A sealer with a fresh random key: cursors do not survive a restart. Refused when
+    /// the operating system's random source fails.
+    pub(crate) fn random() -> Result<Self, crate::keyring::NoRandomness> {
+        Ok(CursorSealer {
+            keys: Keyring::random()?,
+        })
     }
 
     /// What the tag covers: the cursor's bytes and the listing's scope.

@@ -232,17 +232,3 @@ pub fn list_filter(data: &[u8]) {
         }
     }
 }
-
-/// Messages on the bus's Redis channel: any bytes decode to an authentic message or a
-/// refusal; nothing decodes without the deployment's key; events round-trip.
-#[cfg(feature = "redis")]
-pub fn bus_message(data: &[u8]) {
-    crate::bus::fuzz_message(data);
-}
-
-/// Shared-session records and replay-log entries as read back from Redis: no bytes
-/// panic the reader or are believed without the key's tag; tagged ones read back whole.
-#[cfg(feature = "redis")]
-pub fn session_record(data: &[u8]) {
-    crate::bus::fuzz_record(data);
-}

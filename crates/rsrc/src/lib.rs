@@ -1,4 +1,4 @@
-//! `rsrc`: a server framework and a client for the resources feature of the Model
+//! `rsrc`: a server framework for the resources feature of the Model
 //! Context Protocol, speaking revisions 2025-06-18, 2025-11-25 and 2026-07-28 on one
 //! endpoint.
 //!
@@ -13,8 +13,7 @@
 //!   [`Provider`]. Mount it on a [`Server`] by URI prefix.
 //! - Serve it with [`transport::serve_stdio`], [`transport::serve_stream`] or
 //!   [`transport::serve_in_memory`].
-//! - Talk to any MCP server with `client::Client` (feature `client`; `http-client` adds
-//!   Streamable HTTP).
+//! - Talk to any MCP server with the `rsrc-client` crate's `Client`.
 //!
 //! Invariants kept across the crate: every input is bounded (line length, URI length,
 //! cursor size, page size, requests in flight, queued notifications); no input panics the
@@ -24,8 +23,6 @@ mod budget;
 pub mod bus;
 mod cache;
 mod changes;
-#[cfg(feature = "client")]
-pub mod client;
 mod content;
 mod context;
 mod cursor;
@@ -36,7 +33,7 @@ pub mod filter;
 mod future;
 #[doc(hidden)]
 pub mod fuzzing;
-mod keyring;
+pub mod keyring;
 pub mod keyset;
 mod list_item;
 pub mod observe;
@@ -45,6 +42,7 @@ mod path;
 mod provider;
 mod resource_set;
 pub mod server;
+pub mod sessions;
 mod template;
 pub mod transport;
 mod uri;

@@ -52,15 +52,3 @@ fn the_http_headers_corpus_is_checked() {
 fn the_list_filter_corpus_compiles_or_is_refused() {
     replay("list_filter", rsrc::fuzzing::list_filter);
 }
-
-#[cfg(feature = "redis")]
-#[test]
-fn the_bus_message_corpus_is_refused_or_round_trips() {
-    replay("bus_message", rsrc::fuzzing::bus_message);
-}
-
-#[cfg(feature = "redis")]
-#[test]
-fn the_session_record_corpus_is_never_believed_without_its_tag() {
-    replay("session_record", rsrc::fuzzing::session_record);
-}

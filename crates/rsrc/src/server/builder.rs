@@ -48,6 +48,9 @@ pub enum BuildError {
         /// What is wrong with it.
         error: DeclareError,
     },
+    /// The operating system's random source failed, and no cursor key was given: no
+    /// key is ever made from anything else.
+    NoRandomness(String),
 }
 
 impl std::fmt::Display for BuildError {
@@ -63,6 +66,7 @@ impl std::fmt::Display for BuildError {
             BuildError::Declaration { prefix, error } => {
                 write!(f, "the provider mounted at {prefix:?} is invalid: {error}")
             }
+            BuildError::NoRandomness(why) => f.write_str(why),
         }
     }
 }
@@ -300,7 +304,8 @@ impl ServerBuilder {
                     instructions: self.instructions,
                     router: self.router,
                     sealer: match self.cursor_keys.split_first() {
-                        None => CursorSealer::random(),
+                        None => CursorSealer::random()
+                            .map_err(|e| BuildError::NoRandomness(e.to_string()))?,
                         Some((key, older)) => CursorSealer::rotating(*key, older.to_vec()),
                     },
                     templates,

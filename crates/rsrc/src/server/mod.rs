@@ -34,7 +34,7 @@ use rsrc_protocol::Implementation;
 
 use crate::budget::ByteBudget;
 #[cfg(feature = "http")]
-use crate::bus::SessionState;
+use crate::sessions::SessionState;
 use crate::changes::ChangeFeed;
 use crate::context::Notifier;
 use inside::ServerState;
@@ -189,7 +189,7 @@ impl Server {
         dispatch::oversized(prefix, limit)
     }
 
-    /// What requests changed in `session` (for a [`SessionStore`](crate::bus::SessionStore)).
+    /// What requests changed in `session` (for a [`SessionStore`](crate::sessions::SessionStore)).
     #[cfg(feature = "http")]
     pub(crate) fn session_state(session: &Session) -> SessionState {
         SessionState {
@@ -254,7 +254,7 @@ impl Server {
     pub(crate) fn session_store(
         &self,
         idle: std::time::Duration,
-    ) -> Option<Arc<dyn crate::bus::SessionStore>> {
+    ) -> Option<Arc<dyn crate::sessions::SessionStore>> {
         self.state.core.hub.bus()?.session_store(idle)
     }
 }

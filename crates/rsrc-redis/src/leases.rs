@@ -13,24 +13,22 @@
 //! - A failed round trip restarts the subscription; the task ends when the bus is
 //!   dropped.
 
-use crate::observe;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use redis::AsyncCommands as _;
 use redis::aio::MultiplexedConnection;
+use rsrc::observe;
 
-use super::subscribe::beat_every;
-use super::wire::Out;
-use super::{BusState, connect};
-
-pub(super) type LeaseState = Arc<Mutex<Option<Instant>>>;
-pub(super) type WeakLease = Weak<Mutex<Option<Instant>>>;
+use crate::connect::connect;
+use crate::state::{BusState, LeaseState};
+use crate::subscribe::beat_every;
+use crate::wire::Out;
 
 /// Gives up every lease this instance holds, and stops taking any
-/// ([`ChangeBus::leave`](crate::bus::ChangeBus::leave)).
-pub(super) async fn give_up(s: &BusState) {
+/// ([`ChangeBus::leave`](rsrc::bus::ChangeBus::leave)).
+pub(crate) async fn give_up(s: &BusState) {
     // Set before any lease is looked at: an attempt answered from now on sees
     // it, under the lease's lock, and gives back what it got.
     s.leaving.store(true, Ordering::Release);
@@ -86,7 +84,7 @@ const ACQUIRE: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then \
 
 /// Takes and renews leases, checks that Redis answers, and publishes the heartbeat: held
 /// leases every third of the TTL, free ones every tenth.
-pub(super) async fn keep_leases(shared: Weak<BusState>, conn: MultiplexedConnection) {
+pub(crate) async fn keep_leases(shared: Weak<BusState>, conn: MultiplexedConnection) {
     let acquire = redis::Script::new(ACQUIRE);
     let release = redis::Script::new(RELEASE);
     let mut conn = Some(conn);

@@ -1,84 +1,41 @@
-//! [`SessionStore`] on Redis. A session is known by its name `NAME` (a keyed digest of
-//! its id and owner, [`SessionStore::names`]: the id is never written), and its keys are
-//! under `NAMESPACE:session:NAME`:
-//! - the hash itself: version, client, init, level (each value `TAG:VALUE`, authenticated
-//!   with the bus keys and bound to the session and the field), holder, claims, `rev`
-//!   (the record's revision), `streams` (POST streams numbered so far) and the writer
-//!   `wN` of each;
-//! - `…:subs`, the set of subscriptions, each member `TAG:URI`;
-//! - `…:sN`, one Redis Stream per SSE stream, whose entries are `SEQ-0` (fields `f`: the
-//!   SSE frame, `o`: the oldest event its writer kept, `t`: the tag of the session,
-//!   stream, numbers and frame) and the end `LAST-1` (fields `end`, `t`);
-//! - `…:gone`, the tombstone DELETE leaves, so that a deleted session can be told from
-//!   one Redis lost.
+//! The session store on Redis ([`RedisSessions`]): a `rsrc::sessions::SessionStore`
+//! whose every change is one script, tagged and bound as `records.rs` says, announced on
+//! the bus's channel by name once Redis accepted it. See the folder's documentation
+//! (`store/mod.rs`) for the keys and the invariants.
 //!
-//! Every key expires after `idle` and a quarter without use (instances touch a session
-//! they use every eighth of `idle`, so the record outlives every copy in use).
-//!
-//! Invariants: every change is one script (no transaction: an ACL user needs no more
-//! than `@scripting` and the commands scripts run), so nothing is left half-written (a stream key
-//! without its expiry, a record without its fields); a save changes only the fields its
-//! request changed and never re-creates a session that no longer exists; stream 0 is
-//! written only by the instance the record names as holder, checked in the script that
-//! writes it (an entry from an older holder is refused, and that instance is told, on
-//! itself, to reload its copy); log entries are written by one task, in the order they
-//! were queued, so a stream's end follows its events; a stream read back with a hole
-//! (entries lost while Redis was away, dropped from a full queue, or that do not
-//! verify) is reported broken; a change to a record is announced on the bus's channel
-//! (by name) only after Redis accepted it. Nothing read back is believed without its
-//! tag, and nothing read back exceeds its bound: a record ([`MAX_FIELD`],
-//! [`MAX_MEMBERS`], [`MAX_MEMBER_BYTES`]) or an entry ([`MAX_ENTRY`]) over it is
-//! refused; what is refused is counted and logged at a bounded rate.
-//!
-//! This file holds the store and its operations on records; beside it, `records.rs` holds
-//! how a record's fields are tagged and read back, `scripts.rs` the Lua scripts every
-//! change runs, `logs.rs` the replay logs (the task that writes them, and reading a
-//! stream back).
+//! Invariants: a save changes only the fields its request changed and never re-creates
+//! a session that no longer exists; nothing read back is believed without its tag or
+//! beyond its bounds (what is refused is counted on the bus); a change is announced
+//! only after Redis accepted it.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use redis::Value;
-use redis::aio::MultiplexedConnection;
+use rsrc::BoxFuture;
+use rsrc::sessions::{
+    Claim, Keep, Lookup, RETAINED_STREAMS, Revision, SessionChanged, SessionState, SessionStore,
+    StoreError, StoredEvent, StoredSession, StreamTail,
+};
 use tokio::sync::mpsc;
 
-use super::{BusState, Out, SessionHandlers, connect};
-use crate::bus::RETAINED_STREAMS;
-use crate::bus::{
-    Claim, Keep, Lookup, Revision, SessionChanged, SessionState, SessionStore, StoreError,
-    StoredEvent, StoredSession, StreamTail,
+use super::conn::{StoreConn, unexpected};
+use super::layout::{
+    MAX_ENTRY, MAX_FIELD, MAX_FIELDS, MAX_MEMBER_BYTES, MAX_MEMBERS, key_ttl, lookup, seq_of,
+    session_key,
 };
-use crate::future::BoxFuture;
-use crate::keyring::{Keyring, feed};
-use logs::{Entry, LOG_QUEUE, PendingEnds, write_logs};
-use records::{record_of, subscriptions, tagged, tagged_with, untagged};
-use scripts::Scripts;
-
-mod logs;
-mod records;
-mod scripts;
-
-/// The largest value of a record's field read back (the client's information is cut to
-/// 4 KiB before it is stored).
-const MAX_FIELD: usize = 16 * 1024;
-/// The most fields of a record read back (about ten, and a writer per retained stream).
-const MAX_FIELDS: usize = 64;
-/// The most subscriptions of a record read back.
-const MAX_MEMBERS: usize = 64 * 1024;
-/// The most bytes of subscriptions of a record read back.
-const MAX_MEMBER_BYTES: usize = 16 * 1024 * 1024;
-/// The largest replay-log entry stored and read back: a larger event is kept by its
-/// writer only (its stream then has a hole elsewhere).
-pub(super) const MAX_ENTRY: usize = 16 * 1024 * 1024;
+use super::logs::{Entry, LOG_QUEUE, PendingEnds, read_log, write_logs};
+use super::records::{record_of, session_state, subscriptions, tagged, tagged_with, untagged};
+use super::scripts::Scripts;
+use crate::state::{BusState, SessionHandlers};
+use crate::wire::Out;
 
 /// Sessions on the bus's Redis.
-pub(super) struct RedisSessions {
+pub(crate) struct RedisSessions {
     shared: Arc<BusState>,
     idle: Duration,
-    conn: Mutex<Option<MultiplexedConnection>>,
+    conn: StoreConn,
     logs: mpsc::Sender<Entry>,
     /// Ends that did not fit in the queue, written once it is empty.
     ends: Arc<PendingEnds>,
@@ -87,80 +44,8 @@ pub(super) struct RedisSessions {
     scripts: Scripts,
 }
 
-fn err(e: &redis::RedisError) -> StoreError {
-    StoreError(format!("Redis: {e}"))
-}
-
-fn unexpected(what: &str) -> StoreError {
-    StoreError(format!("Redis: unexpected answer to {what}"))
-}
-
-/// Whether a failed round trip means the connection itself is gone.
-fn broken_connection(e: &redis::RedisError) -> bool {
-    e.is_io_error() || e.is_timeout() || e.is_connection_dropped() || e.is_connection_refusal()
-}
-
-/// How long every key of a session lasts unused: `idle` and a quarter, since an
-/// instance in use touches it only every eighth of `idle`.
-fn key_ttl(idle: Duration) -> u64 {
-    millis(idle.saturating_add(idle / 4))
-}
-
-/// The session-record and replay-log checks on arbitrary bytes, for the fuzz target
-/// `session_record` and its corpus: a record or entry made of the bytes never panics
-/// the reader, is never believed unless tagged with the key, and one tagged with it is
-/// read back as it was written.
-pub(crate) fn fuzz_record(data: &[u8]) {
-    let keys = Keyring::new(&[[3; 32]]).expect("a key");
-    let text = String::from_utf8_lossy(data);
-    let mut parts = text.split('\u{1}');
-    let name = parts.next().unwrap_or_default();
-    let mut fields = HashMap::new();
-    let mut members = Vec::new();
-    for part in parts {
-        match part.split_once('=') {
-            Some((f, v)) => {
-                fields.insert(f.to_owned(), v.to_owned());
-            }
-            None => members.push(part.to_owned()),
-        }
-    }
-    let refused = |_: &str, _: &str| {};
-    // As found: a record whose core fields verify has them tagged with the key.
-    if let Some(r) = record_of(&keys, name, &fields, &members, &refused) {
-        assert_eq!(
-            fields.get("version").map(String::as_str),
-            Some(tagged(&keys, name, "version", &r.version).as_str())
-        );
-    }
-    // Tagged by an instance: read back whole.
-    let value = fields.values().next().map_or("", String::as_str);
-    let mut tagged_fields = HashMap::new();
-    for f in ["version", "client", "init", "level"] {
-        tagged_fields.insert(f.to_owned(), tagged(&keys, name, f, value));
-    }
-    let tagged_members: Vec<String> = members
-        .iter()
-        .map(|m| tagged(&keys, name, "sub", m))
-        .collect();
-    let r = record_of(&keys, name, &tagged_fields, &tagged_members, &refused)
-        .expect("a record tagged with the key is read");
-    assert_eq!(r.version, value);
-    assert_eq!(r.state.log_level.as_deref(), Some(value));
-    let mut expected = members.clone();
-    expected.sort();
-    expected.dedup();
-    assert_eq!(r.state.subscriptions, expected);
-    // Tagged for another session: not believed.
-    if !name.is_empty() {
-        let other = format!("{name}x");
-        assert!(record_of(&keys, &other, &tagged_fields, &[], &refused).is_none());
-    }
-    logs::fuzz_entries(&keys, name, data);
-}
-
 impl RedisSessions {
-    pub(super) fn new(shared: Arc<BusState>, idle: Duration) -> Self {
+    pub(crate) fn new(shared: Arc<BusState>, idle: Duration) -> Self {
         let (logs, rx) = mpsc::channel(LOG_QUEUE);
         let ends = Arc::new(PendingEnds::default());
         let handlers = Arc::new(SessionHandlers::default());
@@ -172,9 +57,9 @@ impl RedisSessions {
             Arc::clone(&ends),
         ));
         RedisSessions {
+            conn: StoreConn::new(shared.client.clone(), shared.options.timeout),
             shared,
             idle,
-            conn: Mutex::new(None),
             logs,
             ends,
             handlers,
@@ -183,7 +68,7 @@ impl RedisSessions {
     }
 
     fn key(&self, name: &str) -> String {
-        format!("{}:session:{name}", self.shared.options.namespace)
+        session_key(&self.shared.options.namespace, name)
     }
 
     fn ttl(&self) -> u64 {
@@ -194,58 +79,8 @@ impl RedisSessions {
         tagged(&self.shared.keys.fields, name, field, value)
     }
 
-    async fn conn(&self) -> Result<MultiplexedConnection, StoreError> {
-        if let Some(c) = self.lock().clone() {
-            return Ok(c);
-        }
-        let c = connect(&self.shared.client, self.shared.options.timeout)
-            .await
-            .map_err(|e| err(&e))?;
-        *self.lock() = Some(c.clone());
-        Ok(c)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<MultiplexedConnection>> {
-        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Runs `f` on a connection, forgetting the connection if it is found broken (the
-    /// next call opens a new one).
-    async fn with<T>(
-        &self,
-        f: impl AsyncFnOnce(&mut MultiplexedConnection) -> redis::RedisResult<T>,
-    ) -> Result<T, StoreError> {
-        let mut c = self.conn().await?;
-        let r = f(&mut c).await;
-        if let Err(e) = &r
-            && broken_connection(e)
-        {
-            *self.lock() = None;
-        }
-        r.map_err(|e| err(&e))
-    }
-
     fn announce(&self, name: &str) {
         self.shared.send(Out::Session(name.to_owned()));
-    }
-}
-
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
-}
-
-/// `(SEQ, N)` of a stream entry id `SEQ-N`.
-fn seq_of(entry_id: &str) -> Option<(u64, u64)> {
-    let (s, n) = entry_id.split_once('-')?;
-    Some((s.parse().ok()?, n.parse().ok()?))
-}
-
-/// -1 → deleted, 0 → missing, anything else is the answer.
-fn lookup(v: Value) -> Lookup<Value> {
-    match v {
-        Value::Int(-1) => Lookup::Deleted,
-        Value::Int(0) => Lookup::Missing,
-        v => Lookup::Found(v),
     }
 }
 
@@ -256,8 +91,8 @@ impl SessionStore for RedisSessions {
 
     fn names(&self, id: &str, owner: &[u8]) -> Vec<String> {
         let keys = &self.shared.keys.names;
-        (0..keys.len())
-            .map(|i| URL_SAFE_NO_PAD.encode(keys.tag_with(i, |m| feed(m, &[id.as_bytes(), owner]))))
+        (0..keys.key_count())
+            .map(|i| keys.tag_with(i, &[id.as_bytes(), owner]))
             .collect()
     }
 
@@ -282,21 +117,22 @@ impl SessionStore for RedisSessions {
             let key = self.key(name);
             let ttl = self.ttl();
             let init = if session.state.initialized { "1" } else { "0" };
-            self.with(async |c| {
-                self.scripts
-                    .create
-                    .key(&key)
-                    .key(format!("{key}:subs"))
-                    .key(format!("{key}:s0"))
-                    .key(format!("{key}:gone"))
-                    .arg(ttl)
-                    .arg(self.tag(name, "version", &session.version))
-                    .arg(self.tag(name, "client", &session.client))
-                    .arg(self.tag(name, "init", init))
-                    .invoke_async::<i64>(c)
-                    .await
-            })
-            .await?;
+            self.conn
+                .with(async |c| {
+                    self.scripts
+                        .create
+                        .key(&key)
+                        .key(format!("{key}:subs"))
+                        .key(format!("{key}:s0"))
+                        .key(format!("{key}:gone"))
+                        .arg(ttl)
+                        .arg(self.tag(name, "version", &session.version))
+                        .arg(self.tag(name, "client", &session.client))
+                        .arg(self.tag(name, "init", init))
+                        .invoke_async::<i64>(c)
+                        .await
+                })
+                .await?;
             Ok(())
         })
     }
@@ -309,6 +145,7 @@ impl SessionStore for RedisSessions {
         Box::pin(async move {
             let key = self.key(name);
             let got: Value = self
+                .conn
                 .with(async |c| {
                     self.scripts
                         .load
@@ -360,6 +197,7 @@ impl SessionStore for RedisSessions {
             }
             let ttl = self.ttl();
             let found: Vec<i64> = self
+                .conn
                 .with(async |c| {
                     let mut p = redis::pipe();
                     p.load_script(&self.scripts.touch).ignore();
@@ -409,7 +247,9 @@ impl SessionStore for RedisSessions {
                 .subscriptions
                 .iter()
                 .filter(|u| state.subscriptions.binary_search(u).is_err())
-                .flat_map(|u| (0..keys.len()).map(move |i| tagged_with(keys, i, name, "sub", u)))
+                .flat_map(|u| {
+                    (0..keys.key_count()).map(move |i| tagged_with(keys, i, name, "sub", u))
+                })
                 .collect();
             let level = state
                 .log_level
@@ -421,6 +261,7 @@ impl SessionStore for RedisSessions {
                 String::new()
             };
             let got: Value = self
+                .conn
                 .with(async |c| {
                     let mut call = self.scripts.save.key(&key);
                     call.key(format!("{key}:subs"))
@@ -458,13 +299,13 @@ impl SessionStore for RedisSessions {
             };
             self.announce(name);
             Ok(Lookup::Found(Revision::new(
-                SessionState {
-                    initialized: verified("init", &init).as_deref() == Some("1"),
-                    log_level: verified("level", &level),
-                    subscriptions: subscriptions(keys, name, &members, &|what, why| {
+                session_state(
+                    verified("init", &init).as_deref() == Some("1"),
+                    verified("level", &level),
+                    subscriptions(keys, name, &members, &|what, why| {
                         self.shared.rejected_stored(what, why);
                     }),
-                },
+                ),
                 rev,
             )))
         })
@@ -485,6 +326,7 @@ impl SessionStore for RedisSessions {
                 .collect();
             let init = if session.state.initialized { "1" } else { "0" };
             let written: i64 = self
+                .conn
                 .with(async |c| {
                     let mut call = self.scripts.restore.key(&key);
                     call.key(format!("{key}:subs"))
@@ -524,18 +366,19 @@ impl SessionStore for RedisSessions {
     fn delete<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let key = self.key(name);
-            self.with(async |c| {
-                self.scripts
-                    .delete
-                    .key(&key)
-                    .key(format!("{key}:subs"))
-                    .key(format!("{key}:gone"))
-                    .arg(RETAINED_STREAMS)
-                    .arg(self.ttl())
-                    .invoke_async::<i64>(c)
-                    .await
-            })
-            .await?;
+            self.conn
+                .with(async |c| {
+                    self.scripts
+                        .delete
+                        .key(&key)
+                        .key(format!("{key}:subs"))
+                        .key(format!("{key}:gone"))
+                        .arg(RETAINED_STREAMS)
+                        .arg(self.ttl())
+                        .invoke_async::<i64>(c)
+                        .await
+                })
+                .await?;
             self.announce(name);
             Ok(())
         })
@@ -545,6 +388,7 @@ impl SessionStore for RedisSessions {
         Box::pin(async move {
             let key = self.key(name);
             let got: Value = self
+                .conn
                 .with(async |c| {
                     self.scripts
                         .claim
@@ -564,11 +408,11 @@ impl SessionStore for RedisSessions {
             let (old, top, number): (String, String, u64) =
                 redis::from_redis_value(got).map_err(|_| unexpected("a claim"))?;
             self.announce(name);
-            Ok(Lookup::Found(Claim {
-                previous: Some(old).filter(|o| !o.is_empty()),
-                last: seq_of(&top).map_or(0, |(s, _)| s),
-                number,
-            }))
+            let mut claim = Claim::default();
+            claim.previous = Some(old).filter(|o| !o.is_empty());
+            claim.last = seq_of(&top).map_or(0, |(s, _)| s);
+            claim.number = number;
+            Ok(Lookup::Found(claim))
         })
     }
 
@@ -576,6 +420,7 @@ impl SessionStore for RedisSessions {
         Box::pin(async move {
             let key = self.key(name);
             let n: u64 = self
+                .conn
                 .with(async |c| {
                     self.scripts
                         .open
@@ -597,13 +442,13 @@ impl SessionStore for RedisSessions {
         if event.frame.len() > MAX_ENTRY {
             // Too large to share: the stored log has a hole there, which readers see.
             tracing::debug!(
-                "an event too large for the shared replay log is kept on this instance only"
+                "an event too large for the shared resumption log is kept on this instance only"
             );
             return;
         }
         if self.logs.try_send(Entry::Event(event)).is_err() {
             // The stored log now has a hole, which readers see.
-            tracing::debug!("the shared replay log queue is full: an event is kept here only");
+            tracing::debug!("the shared resumption log queue is full: an event is kept here only");
         }
     }
 
@@ -629,7 +474,14 @@ impl SessionStore for RedisSessions {
         after: u64,
         keep: Keep,
     ) -> BoxFuture<'a, Result<StreamTail, StoreError>> {
-        Box::pin(self.read_log(name, stream, after, keep))
+        Box::pin(read_log(
+            &self.conn,
+            &self.shared,
+            name,
+            stream,
+            after,
+            keep,
+        ))
     }
 
     fn on_change(&self, handler: SessionChanged) {

@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use rsrc::Server;
-use rsrc::bus::RedisBus;
+use rsrc_redis::RedisBus;
 use rsrc::protocol::Resource;
 use rsrc::transport::http::HttpConfig;
 use rsrc_testkit::redis::RedisServer;
@@ -41,7 +41,7 @@ pub(crate) async fn instance_with_bus(
 pub(crate) async fn instance_with_options(
     url: &str,
     config: HttpConfig,
-    options: rsrc::bus::RedisBusOptions,
+    options: rsrc_redis::RedisBusOptions,
 ) -> (Server, Running, RedisBus) {
     let bus = RedisBus::connect(url, options).await.unwrap();
     let handle = bus.clone();

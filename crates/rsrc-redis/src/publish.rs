@@ -18,22 +18,15 @@ use redis::AsyncCommands as _;
 use redis::aio::MultiplexedConnection;
 use tokio::sync::mpsc;
 
-use super::wire::Out;
-use super::{BusState, MIN_BACKOFF, backoff, connect};
-use crate::bus::BusEvent;
+use rsrc::bus::BusEvent;
 
-impl BusState {
-    /// Queues `out` for the other instances; never blocks.
-    pub(super) fn send(&self, out: Out) {
-        if self.queue.try_send(out).is_err() {
-            self.overflowed.store(true, Ordering::Release);
-        }
-    }
-}
+use crate::connect::{MIN_BACKOFF, backoff, connect};
+use crate::state::BusState;
+use crate::wire::Out;
 
 /// Drains the queue into the channel; after anything was dropped, sends one resync once
 /// Redis answers.
-pub(super) async fn publish(
+pub(crate) async fn publish(
     shared: Weak<BusState>,
     mut rx: mpsc::Receiver<Out>,
     mut conn: Option<MultiplexedConnection>,
@@ -81,7 +74,7 @@ pub(super) async fn publish(
             let message = shared.channel.encode(&shared.id, Some(seq), event);
             let sent: redis::RedisResult<i64> = c.publish(&shared.channel.name, message).await;
             if sent.is_ok() {
-                metrics::counter!(crate::observe::BUS_PUBLISHED).increment(1);
+                metrics::counter!(rsrc::observe::BUS_PUBLISHED).increment(1);
             }
             if let Err(e) = sent {
                 tracing::warn!(error = %e, "cannot publish a change to Redis; the other instances will be told to resync");

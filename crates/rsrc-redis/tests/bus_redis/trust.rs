@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use rsrc::bus::{RedisBus, RedisBusOptions};
+use rsrc_redis::{RedisBus, RedisBusOptions};
 use rsrc_testkit::redis::RedisServer;
 use serde_json::json;
 

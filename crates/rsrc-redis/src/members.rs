@@ -8,22 +8,19 @@
 //!
 //! Invariants:
 //! - What an instance serves is compared as a digest of its description
-//!   ([`RedisBusOptions::serves`](super::RedisBusOptions::serves)); only the sources'
+//!   ([`RedisBusOptions::serves`](crate::RedisBusOptions::serves)); only the sources'
 //!   URI prefixes are written in clear, for the error message.
 //! - Reading the records is bounded: at most [`MAX_MEMBERS`] live instances, each record
 //!   at most [`MAX_RECORD`] bytes; the rest of the keyspace is never scanned.
 //! - A record that does not verify (or is over its bound) is another deployment's; an
 //!   instance listed whose record has expired is gone, not a stranger.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use redis::aio::MultiplexedConnection;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
-use super::BusState;
-use super::wire::now_ms;
-use crate::keyring::feed;
+use crate::state::BusState;
+use crate::wire::now_ms;
 
 /// The most live instances read.
 const MAX_MEMBERS: usize = 1024;
@@ -55,7 +52,7 @@ return out";
 
 /// Records this instance: `KEYS[1]` its record (`ARGV[1]`, for `ARGV[2]` ms), listed in
 /// `KEYS[2]` under its id `ARGV[3]` until `ARGV[4]` (ms since the epoch).
-pub(super) const RECORD: &str = r"
+pub(crate) const RECORD: &str = r"
 redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('zadd', KEYS[2], ARGV[4], ARGV[3])
 redis.call('pexpire', KEYS[2], ARGV[2])
@@ -67,7 +64,7 @@ impl BusState {
     }
 
     /// The sorted set listing the instances with a record.
-    pub(super) fn members_key(&self) -> String {
+    pub(crate) fn members_key(&self) -> String {
         format!("{}:members", self.options.namespace)
     }
 
@@ -79,7 +76,7 @@ impl BusState {
     }
 
     /// The script call that records (or renews) this instance's record.
-    pub(super) fn record_member(&self) -> redis::ScriptInvocation<'static> {
+    pub(crate) fn record_member(&self) -> redis::ScriptInvocation<'static> {
         static SCRIPT: std::sync::OnceLock<redis::Script> = std::sync::OnceLock::new();
         let (key, record) = self.member_record();
         let ttl = self.member_ttl();
@@ -105,33 +102,28 @@ impl BusState {
         }
     }
 
-    /// This instance's record, authenticated: `TAG.JSON`.
-    pub(super) fn member_record(&self) -> (String, String) {
+    /// This instance's record, authenticated: `TAG.JSON`, bound to its key.
+    pub(crate) fn member_record(&self) -> (String, String) {
         let json = serde_json::to_string(&self.member()).unwrap_or_default();
         let key = self.member_key(&self.id);
-        let tag = self
-            .keys
-            .members
-            .seal(|m| feed(m, &[key.as_bytes(), json.as_bytes()]));
-        (key, format!("{}.{json}", URL_SAFE_NO_PAD.encode(tag)))
+        let record = self.keys.members.seal_text('.', &[key.as_bytes()], &json);
+        (key, record)
     }
 
     /// The record stored under `key`, if it verifies.
     fn read_member(&self, key: &str, record: &str) -> Option<Member> {
-        let (tag, json) = record.split_once('.')?;
-        let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
-        self.keys
+        let json = self
+            .keys
             .members
-            .opens(&tag, |m| feed(m, &[key.as_bytes(), json.as_bytes()]))
-            .then(|| serde_json::from_str(json).ok())
-            .flatten()
+            .open_text('.', &[key.as_bytes()], record)?;
+        serde_json::from_str(json).ok()
     }
 }
 
 /// Refuses a namespace where a live instance serves something else, or writes with
 /// other keys (the message says which and what to do); else records what this instance
 /// serves at once, so that an instance starting next finds it.
-pub(super) async fn join(s: &BusState, conn: &mut MultiplexedConnection) -> Result<(), String> {
+pub(crate) async fn join(s: &BusState, conn: &mut MultiplexedConnection) -> Result<(), String> {
     check(s, conn).await?;
     s.record_member()
         .invoke_async::<i64>(conn)

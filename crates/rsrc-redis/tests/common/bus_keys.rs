@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
-use rsrc::bus::RedisBusOptions;
+use rsrc_redis::RedisBusOptions;
 use sha2::Sha256;
 
 /// The deployment's one bus key.

@@ -9,37 +9,38 @@
 //!   every other), and the shared sessions reloaded once.
 //! - What waits is bounded: at most [`MAX_PREFIXES`] prefixes, beyond which everything is
 //!   resynchronised instead.
-//! - The task ends when the bus is dropped.
+//! - The task ends when the bus is dropped, or when what it hands the resyncs to says
+//!   the server is gone.
+//!
+//! The coalescer knows nothing of the bus: the task hands each burst to a function
+//! (`bus.rs` gives it one that tells the server's listeners and the session stores).
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::BusState;
-use crate::bus::BusEvent;
-
 /// How long a first resync waits for the rest of its burst.
-pub(super) const WINDOW: Duration = Duration::from_millis(100);
+pub(crate) const WINDOW: Duration = Duration::from_millis(100);
 /// The least time between two resyncs.
-pub(super) const GAP: Duration = Duration::from_secs(1);
+pub(crate) const GAP: Duration = Duration::from_secs(1);
 /// The most prefixes waiting; beyond, everything is resynchronised.
 const MAX_PREFIXES: usize = 64;
 
 /// What is waiting to be done.
 #[derive(Debug, Default)]
-struct Wanted {
+pub(crate) struct Wanted {
     /// Listeners to tell to look again, by URI prefix (`""`: all of them).
-    prefixes: BTreeSet<String>,
+    pub(crate) prefixes: BTreeSet<String>,
     /// Shared sessions to reload.
-    sessions: bool,
+    pub(crate) sessions: bool,
 }
 
 /// Resyncs asked for and not done yet.
 #[derive(Debug, Default)]
-pub(super) struct Resyncs {
+pub(crate) struct Resyncs {
     wanted: Mutex<Wanted>,
     asked: Notify,
 }
@@ -47,7 +48,7 @@ pub(super) struct Resyncs {
 impl Resyncs {
     /// Asks for listeners under `prefix` (if any) to look again, and for the shared
     /// sessions to be reloaded (if `sessions`).
-    pub(super) fn ask(&self, prefix: Option<&str>, sessions: bool) {
+    pub(crate) fn ask(&self, prefix: Option<&str>, sessions: bool) {
         let mut w = self.wanted.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(prefix) = prefix
             && !w.prefixes.contains("")
@@ -69,11 +70,12 @@ impl Resyncs {
     }
 }
 
-/// Does the resyncs asked for, a burst at a time, at most one per [`GAP`].
-pub(super) async fn resync(
-    shared: Weak<BusState>,
+/// Does the resyncs asked for, a burst at a time, at most one per [`GAP`]: `apply` does
+/// each burst, and says `false` when there is no one left to tell.
+pub(crate) async fn resync(
     resyncs: Arc<Resyncs>,
     closed: CancellationToken,
+    apply: impl Fn(Wanted) -> bool,
 ) {
     loop {
         // `notify_one` keeps a permit when nobody waits: no ask is missed.
@@ -85,19 +87,9 @@ pub(super) async fn resync(
             () = closed.cancelled() => return,
             () = tokio::time::sleep(WINDOW) => {}
         }
-        let wanted = resyncs.take();
-        let Some(s) = shared.upgrade() else { return };
-        if let Some(sink) = s.sink.get() {
-            for prefix in wanted.prefixes {
-                if !sink.deliver(BusEvent::Resync(prefix)) {
-                    return;
-                }
-            }
+        if !apply(resyncs.take()) {
+            return;
         }
-        if wanted.sessions {
-            s.sessions_changed(None);
-        }
-        drop(s);
         tokio::select! {
             () = closed.cancelled() => return,
             () = tokio::time::sleep(GAP.saturating_sub(WINDOW)) => {}

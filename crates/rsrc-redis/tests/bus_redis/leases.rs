@@ -5,7 +5,8 @@
 use std::time::{Duration, Instant};
 
 use rsrc::Server;
-use rsrc::bus::{Lease, RedisBus, RedisBusOptions};
+use rsrc::bus::Lease;
+use rsrc_redis::{RedisBus, RedisBusOptions};
 use rsrc_testkit::redis::RedisServer;
 
 use crate::redis_proxy::RedisProxy;

@@ -1,5 +1,6 @@
-//! The replay logs of shared sessions: one Redis Stream per SSE stream, written by one
-//! task in the order entries were queued, and read back with their holes seen.
+//! The resumption logs of shared sessions (the events of each SSE stream, sent again to
+//! a client that resumes it, on any instance): one Redis Stream per SSE stream, written
+//! by one task in the order entries were queued, and read back with their holes seen.
 //!
 //! Invariants:
 //! - The queue is bounded: an event that does not fit is kept by its writer only (the
@@ -9,7 +10,7 @@
 //! - Entries that find Redis away are dropped, except ends, which are tried again.
 //! - An instance refused stream 0 of a session (another holds it) has its copy reloaded.
 //! - Every entry carries its tag (the session, the stream, its numbers, its frame): an
-//!   entry read back that does not verify, or is over [`MAX_ENTRY`], is not replayed but
+//!   entry read back that does not verify, or is over [`MAX_ENTRY`], is never sent but
 //!   counted, and leaves a hole.
 //! - A stream is read back newest first, only as far as the reader's bounds (events,
 //!   bytes) and the position: what is read is bounded whatever the stream holds. It is
@@ -22,21 +23,21 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
 use redis::Script;
 use redis::aio::MultiplexedConnection;
+use rsrc::keyring::Keyring;
+use rsrc::sessions::{Keep, StoreError, StoredEvent, StreamTail};
 use tokio::sync::{Notify, mpsc};
 
+use super::conn::StoreConn;
+use super::layout::{MAX_ENTRY, seq_of, session_key};
 use super::scripts::{LOG, LOG_READ};
-use super::{MAX_ENTRY, RedisSessions, seq_of};
-use crate::bus::redis::{BusState, connect};
-use crate::bus::{Keep, StoreError, StoredEvent, StreamTail};
-use crate::keyring::{Keyring, feed};
+use crate::connect::connect;
+use crate::state::BusState;
 
 /// Log entries waiting to be written.
-pub(super) const LOG_QUEUE: usize = 8192;
+pub(crate) const LOG_QUEUE: usize = 8192;
 /// Log entries written per round trip.
 const LOG_BATCH: usize = 256;
 /// Ends of streams kept to be written later: those that did not fit in the queue, and
@@ -44,13 +45,13 @@ const LOG_BATCH: usize = 256;
 const MAX_PENDING_ENDS: usize = 1024;
 
 #[derive(Default)]
-pub(super) struct PendingEnds {
+pub(crate) struct PendingEnds {
     ends: Mutex<VecDeque<Entry>>,
     added: Notify,
 }
 
 impl PendingEnds {
-    pub(super) fn push(&self, entry: Entry) -> bool {
+    pub(crate) fn push(&self, entry: Entry) -> bool {
         let mut ends = self.ends.lock().unwrap_or_else(PoisonError::into_inner);
         if ends.len() >= MAX_PENDING_ENDS {
             return false;
@@ -70,7 +71,7 @@ impl PendingEnds {
     }
 }
 
-pub(super) enum Entry {
+pub(crate) enum Entry {
     Event(StoredEvent),
     End {
         session: String,
@@ -88,34 +89,35 @@ impl Entry {
     }
 }
 
-/// What the tag of an event (`Some(frame)`) or of an end marker (`None`) covers: its
-/// kind, session `name`, stream `stream`, number `seq` (the last event, for an end), the
-/// writer's trim point `oldest` and the frame.
-fn entry_mac<'a>(
-    name: &'a str,
+/// What the tag of an event (`Some(frame)`) or of an end marker (`None`) covers, handed
+/// to `f`: its kind, session `name`, stream `stream`, number `seq` (the last event, for
+/// an end), the writer's trim point `oldest` and the frame.
+fn entry_parts<R>(
+    name: &str,
     stream: u64,
     seq: u64,
     oldest: u64,
-    frame: Option<&'a [u8]>,
-) -> impl Fn(&mut crate::keyring::HmacSha256) + 'a {
-    move |m| {
-        let kind: &[u8] = if frame.is_some() { b"event" } else { b"end" };
-        feed(
-            m,
-            &[
-                kind,
-                name.as_bytes(),
-                &stream.to_le_bytes(),
-                &seq.to_le_bytes(),
-                &oldest.to_le_bytes(),
-                frame.unwrap_or_default(),
-            ],
-        );
-    }
+    frame: Option<&[u8]>,
+    f: impl FnOnce(&[&[u8]]) -> R,
+) -> R {
+    let kind: &[u8] = if frame.is_some() { b"event" } else { b"end" };
+    let (stream, seq, oldest) = (
+        stream.to_le_bytes(),
+        seq.to_le_bytes(),
+        oldest.to_le_bytes(),
+    );
+    f(&[
+        kind,
+        name.as_bytes(),
+        &stream,
+        &seq,
+        &oldest,
+        frame.unwrap_or_default(),
+    ])
 }
 
-/// The tag of an entry (see [`entry_mac`]), base64url, with the sealing key.
-fn entry_tag(
+/// The tag of an entry (see [`entry_parts`]), base64url, with the sealing key.
+pub(crate) fn entry_tag(
     keys: &Keyring,
     name: &str,
     stream: u64,
@@ -123,11 +125,11 @@ fn entry_tag(
     oldest: u64,
     frame: Option<&[u8]>,
 ) -> String {
-    URL_SAFE_NO_PAD.encode(keys.seal(entry_mac(name, stream, seq, oldest, frame)))
+    entry_parts(name, stream, seq, oldest, frame, |parts| keys.tag(parts))
 }
 
 /// Whether `tag` (base64url) verifies for that entry under any key.
-fn entry_verifies(
+pub(crate) fn entry_verifies(
     keys: &Keyring,
     name: &str,
     stream: u64,
@@ -136,174 +138,122 @@ fn entry_verifies(
     frame: Option<&[u8]>,
     tag: &[u8],
 ) -> bool {
-    URL_SAFE_NO_PAD
-        .decode(tag)
-        .is_ok_and(|tag| keys.opens(&tag, entry_mac(name, stream, seq, oldest, frame)))
+    entry_parts(name, stream, seq, oldest, frame, |parts| {
+        keys.verifies(tag, parts)
+    })
 }
 
 /// One entry as [`LOG_READ`] returns it.
 type Raw = (String, HashMap<String, Vec<u8>>);
 
-impl RedisSessions {
-    /// Stream `stream` of session `name` after event `after`, for
-    /// [`SessionStore::read`](crate::bus::SessionStore::read).
-    pub(super) async fn read_log(
-        &self,
-        name: &str,
-        stream: u64,
-        after: u64,
-        keep: Keep,
-    ) -> Result<StreamTail, StoreError> {
-        let key = self.key(name);
-        let log = format!("{key}:s{stream}");
-        let read = Script::new(LOG_READ);
-        let ((top, bounded, raw), writer): ((String, u8, Vec<Raw>), Option<String>) = self
-            .with(async |c| {
-                let mut p = redis::pipe();
-                p.load_script(&read).ignore();
-                p.invoke_script(
-                    read.key(&log)
-                        .arg(after)
-                        .arg(keep.events.max(1))
-                        .arg(keep.bytes)
-                        .arg(MAX_ENTRY),
-                )
-                .hget(&key, format!("w{stream}"));
-                p.query_async(c).await
-            })
-            .await?;
-        let keys = &self.shared.keys.logs;
-        let mut reader = TailReader::new(after);
-        // Newest first: the reader takes them oldest first.
-        for (id, fields) in raw.into_iter().rev() {
-            let Some((seq, 0)) = seq_of(&id) else {
-                continue;
-            };
-            let field = |f: &str| fields.get(f).map(Vec::as_slice);
-            let oldest = field("o")
-                .and_then(|o| std::str::from_utf8(o).ok()?.parse().ok())
-                .unwrap_or(0);
-            let event = match (field("f"), field("t"), field("big")) {
-                (Some(frame), Some(tag), None)
-                    if entry_verifies(keys, name, stream, seq, oldest, Some(frame), tag) =>
-                {
-                    Some(Bytes::copy_from_slice(frame))
-                }
-                (_, _, big) => {
-                    let why = if big.is_some() {
-                        "it is over its bound"
-                    } else {
-                        "it does not verify"
-                    };
-                    self.shared.rejected_stored("a replay-log entry", why);
-                    None
-                }
-            };
-            reader.take(seq, oldest, event);
-        }
-        // The end, even when the position is past it (a client naming an event the
-        // stream never had); an end marker that does not verify is none.
-        let end = match seq_of(&top) {
-            Some((last, 1)) => {
-                let tag: Option<Vec<u8>> = self
-                    .with(async |c| {
-                        redis::cmd("XRANGE")
-                            .arg(&log)
-                            .arg(&top)
-                            .arg(&top)
-                            .query_async::<Vec<Raw>>(c)
-                            .await
-                    })
-                    .await?
-                    .into_iter()
-                    .next()
-                    .and_then(|(_, mut f)| f.remove("t"));
-                match tag {
-                    Some(t) if entry_verifies(keys, name, stream, last, 0, None, &t) => Some(last),
-                    _ => {
-                        self.shared
-                            .rejected_stored("a replay log's end", "it does not verify");
-                        None
-                    }
-                }
-            }
-            _ => None,
+/// Stream `stream` of session `name` after event `after`, for
+/// [`SessionStore::read`](rsrc::sessions::SessionStore::read).
+pub(crate) async fn read_log(
+    conn: &StoreConn,
+    shared: &BusState,
+    name: &str,
+    stream: u64,
+    after: u64,
+    keep: Keep,
+) -> Result<StreamTail, StoreError> {
+    let key = session_key(&shared.options.namespace, name);
+    let log = format!("{key}:s{stream}");
+    let read = Script::new(LOG_READ);
+    let ((top, bounded, raw), writer): ((String, u8, Vec<Raw>), Option<String>) = conn
+        .with(async |c| {
+            let mut p = redis::pipe();
+            p.load_script(&read).ignore();
+            p.invoke_script(
+                read.key(&log)
+                    .arg(after)
+                    .arg(keep.events.max(1))
+                    .arg(keep.bytes)
+                    .arg(MAX_ENTRY),
+            )
+            .hget(&key, format!("w{stream}"));
+            p.query_async(c).await
+        })
+        .await?;
+    let keys = &shared.keys.logs;
+    let mut reader = TailReader::new(after);
+    // Newest first: the reader takes them oldest first.
+    for (id, fields) in raw.into_iter().rev() {
+        let Some((seq, 0)) = seq_of(&id) else {
+            continue;
         };
-        let writer_alive = match &writer {
-            None => stream == 0,
-            Some(w) => {
-                let lease = format!("{}:lease:instance:{w}", self.shared.options.namespace);
-                self.with(async |c| {
-                    redis::cmd("EXISTS")
-                        .arg(&lease)
-                        .query_async::<bool>(c)
+        let field = |f: &str| fields.get(f).map(Vec::as_slice);
+        let oldest = field("o")
+            .and_then(|o| std::str::from_utf8(o).ok()?.parse().ok())
+            .unwrap_or(0);
+        let event = match (field("f"), field("t"), field("big")) {
+            (Some(frame), Some(tag), None)
+                if entry_verifies(keys, name, stream, seq, oldest, Some(frame), tag) =>
+            {
+                Some(Bytes::copy_from_slice(frame))
+            }
+            (_, _, big) => {
+                let why = if big.is_some() {
+                    "it is over its bound"
+                } else {
+                    "it does not verify"
+                };
+                shared.rejected_stored("a resumption-log entry", why);
+                None
+            }
+        };
+        reader.take(seq, oldest, event);
+    }
+    // The end, even when the position is past it (a client naming an event the
+    // stream never had); an end marker that does not verify is none.
+    let end = match seq_of(&top) {
+        Some((last, 1)) => {
+            let tag: Option<Vec<u8>> = conn
+                .with(async |c| {
+                    redis::cmd("XRANGE")
+                        .arg(&log)
+                        .arg(&top)
+                        .arg(&top)
+                        .query_async::<Vec<Raw>>(c)
                         .await
                 })
                 .await?
+                .into_iter()
+                .next()
+                .and_then(|(_, mut f)| f.remove("t"));
+            match tag {
+                Some(t) if entry_verifies(keys, name, stream, last, 0, None, &t) => Some(last),
+                _ => {
+                    shared.rejected_stored("a resumption log's end", "it does not verify");
+                    None
+                }
             }
-        };
-        Ok(reader.finish(
-            end,
-            bounded == 1,
-            stream == 0 || writer.is_some(),
-            writer_alive,
-        ))
-    }
-}
-
-/// Replay-log entries made of arbitrary bytes (for [`super::fuzz_record`]): a tag that is
-/// not the key's never verifies, one made with it does, and a stream read back from
-/// any numbers neither panics nor returns an event it was not given.
-pub(super) fn fuzz_entries(keys: &Keyring, name: &str, data: &[u8]) {
-    let number = |i: usize| {
-        data.get(i..i + 8)
-            .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+        }
+        _ => None,
     };
-    let (stream, seq, oldest) = (number(0), number(8), number(16));
-    assert!(!entry_verifies(
-        keys,
-        name,
-        stream,
-        seq,
-        oldest,
-        Some(data),
-        data
-    ));
-    let tag = entry_tag(keys, name, stream, seq, oldest, Some(data));
-    assert!(entry_verifies(
-        keys,
-        name,
-        stream,
-        seq,
-        oldest,
-        Some(data),
-        tag.as_bytes()
-    ));
-    assert!(!entry_verifies(
-        keys,
-        name,
-        stream,
-        seq,
-        oldest,
-        None,
-        tag.as_bytes()
-    ));
-    let mut reader = TailReader::new(number(24));
-    let mut given = 0;
-    for (i, chunk) in data.chunks(9).enumerate() {
-        let seq = u64::from(chunk[0]) + (i as u64);
-        let frame = (chunk.len() > 1).then(|| Bytes::copy_from_slice(&chunk[1..]));
-        given += usize::from(frame.is_some());
-        reader.take(seq, u64::from(chunk.last().copied().unwrap_or(0)), frame);
-    }
-    let end = data.first().map(|&b| u64::from(b));
-    let tail = reader.finish(end, data.len().is_multiple_of(2), true, true);
-    assert!(tail.events.len() <= given);
+    let writer_alive = match &writer {
+        None => stream == 0,
+        Some(w) => {
+            let lease = format!("{}:lease:instance:{w}", shared.options.namespace);
+            conn.with(async |c| {
+                redis::cmd("EXISTS")
+                    .arg(&lease)
+                    .query_async::<bool>(c)
+                    .await
+            })
+            .await?
+        }
+    };
+    Ok(reader.finish(
+        end,
+        bounded == 1,
+        stream == 0 || writer.is_some(),
+        writer_alive,
+    ))
 }
 
 /// Takes a stream's entries read back (oldest first, within the reader's bounds) and
 /// sees holes.
-struct TailReader {
+pub(crate) struct TailReader {
     after: u64,
     events: Vec<(u64, Bytes)>,
     /// The first event read, and the last.
@@ -315,7 +265,7 @@ struct TailReader {
 }
 
 impl TailReader {
-    fn new(after: u64) -> Self {
+    pub(crate) fn new(after: u64) -> Self {
         TailReader {
             after,
             events: Vec::new(),
@@ -328,7 +278,7 @@ impl TailReader {
 
     /// Event `seq` (the writer keeping events from `oldest` on), or a hole where it
     /// should be (`None`: it did not verify).
-    fn take(&mut self, seq: u64, oldest: u64, frame: Option<Bytes>) {
+    pub(crate) fn take(&mut self, seq: u64, oldest: u64, frame: Option<Bytes>) {
         if let Some(prev) = self.last
             && seq != prev.saturating_add(1)
         {
@@ -345,7 +295,7 @@ impl TailReader {
 
     /// `end`: the stream's end marker (its last event), if it has one; `bounded`: the
     /// reader's bounds stopped the reading before the position.
-    fn finish(
+    pub(crate) fn finish(
         self,
         end: Option<u64>,
         bounded: bool,
@@ -380,7 +330,7 @@ impl TailReader {
 /// only by the instance that wrote them (the stored stream then has a hole), except
 /// ends, which are tried again; an instance refused stream 0 of a session (another holds
 /// it) has its copy reloaded.
-pub(super) async fn write_logs(
+pub(crate) async fn write_logs(
     shared: Weak<BusState>,
     mut rx: mpsc::Receiver<Entry>,
     ttl: u64,
@@ -421,7 +371,7 @@ pub(super) async fn write_logs(
         p.load_script(&log).ignore();
         for entry in &entries {
             let name = entry.session();
-            let session = format!("{ns}:session:{name}");
+            let session = session_key(ns, name);
             let mut call = log.key(&session);
             match entry {
                 Entry::Event(e) => call
@@ -479,7 +429,7 @@ pub(super) async fn write_logs(
             }
             Err(e) => {
                 if !warned {
-                    tracing::warn!(error = %e, "cannot write replay logs to Redis: they are kept on this instance only");
+                    tracing::warn!(error = %e, "cannot write resumption logs to Redis: they are kept on this instance only");
                     warned = true;
                 }
                 conn = None;

@@ -1,5 +1,6 @@
 //! A session's record as Redis holds it: each field and each subscription tagged with
-//! the bus keys (`TAG:VALUE`, the tag bound to the session's name and the field), and
+//! the bus keys (`TAG:VALUE`, the keyring's tagged text bound to the session's name and
+//! the field), and
 //! read back only when its tag verifies under a key of the ring.
 //!
 //! Invariant: nothing read back is believed without its tag. A record whose version,
@@ -9,49 +10,34 @@
 
 use std::collections::HashMap;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-
-use crate::bus::{SessionState, StoredSession};
-use crate::keyring::{Keyring, TAG_LEN, feed};
-
-/// The base64url length of a tag.
-const TAG_TEXT: usize = (TAG_LEN * 4).div_ceil(3);
+use rsrc::keyring::Keyring;
+use rsrc::sessions::{SessionState, StoredSession};
 
 /// `value` of `field` of session `name`, tagged with the first key: `TAG:VALUE`.
-pub(super) fn tagged(keys: &Keyring, name: &str, field: &str, value: &str) -> String {
+pub(crate) fn tagged(keys: &Keyring, name: &str, field: &str, value: &str) -> String {
     tagged_with(keys, 0, name, field, value)
 }
 
 /// [`tagged`] with key `index`.
-pub(super) fn tagged_with(
+pub(crate) fn tagged_with(
     keys: &Keyring,
     index: usize,
     name: &str,
     field: &str,
     value: &str,
 ) -> String {
-    let tag = keys.tag_with(index, |m| {
-        feed(m, &[name.as_bytes(), field.as_bytes(), value.as_bytes()]);
-    });
-    format!("{}:{value}", URL_SAFE_NO_PAD.encode(tag))
+    keys.seal_text_with(index, ':', &[name.as_bytes(), field.as_bytes()], value)
 }
 
 /// The value of a tagged `stored` value of `field` of session `name`, if its tag
 /// verifies under any key.
-pub(super) fn untagged<'a>(
+pub(crate) fn untagged<'a>(
     keys: &Keyring,
     name: &str,
     field: &str,
     stored: &'a str,
 ) -> Option<&'a str> {
-    let (tag, value) = (stored.get(..TAG_TEXT)?, stored.get(TAG_TEXT..)?);
-    let value = value.strip_prefix(':')?;
-    let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
-    keys.opens(&tag, |m| {
-        feed(m, &[name.as_bytes(), field.as_bytes(), value.as_bytes()]);
-    })
-    .then_some(value)
+    keys.open_text(':', &[name.as_bytes(), field.as_bytes()], stored)
 }
 
 /// Called with what was refused, and why (to count and log it).
@@ -59,7 +45,7 @@ type Refused<'a> = &'a dyn Fn(&str, &str);
 
 /// A session record read back from Redis: its fields verified, its subscriptions each
 /// verified (one that does not is dropped and reported to `refused`).
-pub(super) fn record_of(
+pub(crate) fn record_of(
     keys: &Keyring,
     name: &str,
     fields: &HashMap<String, String>,
@@ -80,23 +66,34 @@ pub(super) fn record_of(
         Some(v) => Some(untagged(keys, name, "level", v).or_else(|| refuse("level"))?),
     };
     let number = |f: &str| field(f).and_then(|v| v.parse().ok()).unwrap_or(0);
-    Some(StoredSession {
-        version: version.to_owned(),
-        client: client.to_owned(),
-        state: SessionState {
-            initialized: init == "1",
-            log_level: log_level.map(str::to_owned),
-            subscriptions: subscriptions(keys, name, members, refused),
-        },
-        holder: field("holder").filter(|h| !h.is_empty()).map(str::to_owned),
-        claims: number("claims"),
-        rev: number("rev"),
-        streams: number("streams"),
-    })
+    let mut record = StoredSession::new(version.to_owned(), client.to_owned());
+    record.state = session_state(
+        init == "1",
+        log_level.map(str::to_owned),
+        subscriptions(keys, name, members, refused),
+    );
+    record.holder = field("holder").filter(|h| !h.is_empty()).map(str::to_owned);
+    record.claims = number("claims");
+    record.rev = number("rev");
+    record.streams = number("streams");
+    Some(record)
+}
+
+/// A session's state of these parts.
+pub(crate) fn session_state(
+    initialized: bool,
+    log_level: Option<String>,
+    subscriptions: Vec<String>,
+) -> SessionState {
+    let mut state = SessionState::default();
+    state.initialized = initialized;
+    state.log_level = log_level;
+    state.subscriptions = subscriptions;
+    state
 }
 
 /// The verified subscriptions among `members`, sorted.
-pub(super) fn subscriptions(
+pub(crate) fn subscriptions(
     keys: &Keyring,
     name: &str,
     members: &[String],
@@ -119,6 +116,8 @@ pub(super) fn subscriptions(
 
 #[cfg(test)]
 mod tests {
+    use rsrc::keyring::TAG_TEXT_LEN;
+
     use super::*;
 
     #[test]
@@ -128,9 +127,9 @@ mod tests {
         assert_eq!(untagged(&keys, "n1", "level", &t), Some("debug"));
         assert_eq!(untagged(&keys, "n2", "level", &t), None, "another session");
         assert_eq!(untagged(&keys, "n1", "init", &t), None, "another field");
-        let forged = format!("{}error", &t[..=TAG_TEXT]);
+        let forged = format!("{}error", &t[..=TAG_TEXT_LEN]);
         assert_eq!(untagged(&keys, "n1", "level", &forged), None);
-        for junk in ["", "debug", ":debug", "é", &"x".repeat(TAG_TEXT)] {
+        for junk in ["", "debug", ":debug", "é", &"x".repeat(TAG_TEXT_LEN)] {
             assert_eq!(untagged(&keys, "n1", "level", junk), None, "{junk:?}");
         }
         // Tagged with an older key of the ring: still verifies.

@@ -1,33 +1,31 @@
 //! The messages on the bus's channel: one JSON object per event, tagged with the sending
 //! instance's id, the time it was sent and (events) its sequence number, and
-//! authenticated: `TAG.JSON`, where `TAG` is the base64url HMAC-SHA256 (128 bits) of the
-//! channel's name and the JSON, under the deployment's bus keys.
+//! authenticated: `TAG.JSON`, the keyring's tagged text (`rsrc::keyring`) bound to the
+//! channel's name, under the deployment's bus keys.
 //!
 //! Invariants:
 //! - A message whose tag does not verify under any bus key, or that is not one of ours
 //!   (too large, not JSON, no member or more than one, no sender) decodes to a
 //!   [`Reject`]: nothing of it is believed. The channel's name is authenticated too, so a
-//!   message cannot be replayed into another namespace.
+//!   message cannot be sent again into another namespace.
 //! - No message sent is larger than [`MAX_MESSAGE`]: an event that would be is sent as
 //!   the resync of what it could have changed (a prefix of its URI, cut on a character
 //!   boundary; everything for a signal).
 //! - Freshness (the time sent, each sender's sequence) is checked by the receiver
-//!   ([`Replays`]): a message older than [`MAX_AGE`], or an event not newer than the
-//!   last one heard from its sender, is a replay.
+//!   ([`Heard`]): a message older than [`MAX_AGE`], or an event not newer than the last
+//!   one heard from its sender, is stale or heard before (someone sending a genuine
+//!   message again), and refused.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use rsrc::bus::BusEvent;
+use rsrc::keyring::Keyring;
 use serde::{Deserialize, Serialize};
-
-use crate::bus::BusEvent;
-use crate::keyring::{Keyring, TAG_LEN, feed};
 
 /// What the publishing task sends.
 #[derive(Debug)]
-pub(super) enum Out {
+pub(crate) enum Out {
     Event(BusEvent),
     /// A shared session changed (its name in the store, never its id).
     Session(String),
@@ -61,44 +59,42 @@ struct Wire {
 
 /// The largest message read from the channel (and sent: a larger event is sent as a
 /// resync).
-pub(super) const MAX_MESSAGE: usize = 64 * 1024;
+pub(crate) const MAX_MESSAGE: usize = 64 * 1024;
 /// The longest URI prefix a resync replacing an oversized event carries.
 const MAX_PREFIX: usize = 1024;
 /// The oldest (or most in the future) a message may be, by the receiver's clock:
 /// instances' clocks must agree within it.
-pub(super) const MAX_AGE: Duration = Duration::from_secs(300);
-/// The base64url length of a tag.
-const TAG_TEXT: usize = (TAG_LEN * 4).div_ceil(3);
+pub(crate) const MAX_AGE: Duration = Duration::from_secs(300);
 
 /// Why a message was not believed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Reject {
+pub(crate) enum Reject {
     /// Its tag does not verify under any bus key.
     Forged,
     /// Not one of our messages (too large, not JSON, not one event).
     Malformed,
     /// Older than [`MAX_AGE`], or already heard.
-    Replayed,
+    Stale,
 }
 
 /// A message as received.
 #[derive(Debug)]
-pub(super) struct Received {
-    pub(super) from: String,
-    pub(super) ts: u64,
-    pub(super) seq: Option<u64>,
-    pub(super) out: Out,
+pub(crate) struct Received {
+    pub(crate) from: String,
+    pub(crate) ts: u64,
+    pub(crate) seq: Option<u64>,
+    pub(crate) out: Out,
 }
 
 /// The channel of one deployment: its name, and the keys its messages are tagged with.
 #[derive(Debug)]
-pub(super) struct Channel {
-    pub(super) name: String,
+pub(crate) struct Channel {
+    pub(crate) name: String,
     keys: Keyring,
 }
 
 /// Milliseconds since the Unix epoch now.
-pub(super) fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -114,7 +110,7 @@ fn cut(s: &str, max: usize) -> &str {
 }
 
 impl Channel {
-    pub(super) fn new(name: String, keys: Keyring) -> Self {
+    pub(crate) fn new(name: String, keys: Keyring) -> Self {
         Channel { name, keys }
     }
 
@@ -135,20 +131,19 @@ impl Channel {
             Out::Event(BusEvent::ListChanged) => w.list = true,
             Out::Event(BusEvent::Signal(topic)) => w.signal = Some(topic.clone()),
             Out::Event(BusEvent::Resync(prefix)) => w.resync = Some(prefix.clone()),
+            // A kind of event this bus does not carry: the others look at everything.
+            Out::Event(_) => w.resync = Some(String::new()),
             Out::Session(name) => w.session = Some(name.clone()),
             Out::Beat => w.beat = true,
         }
         let json = serde_json::to_string(&w).unwrap_or_default();
-        let tag = self
-            .keys
-            .seal(|m| feed(m, &[self.name.as_bytes(), json.as_bytes()]));
-        format!("{}.{json}", URL_SAFE_NO_PAD.encode(tag))
+        self.keys.seal_text('.', &[self.name.as_bytes()], &json)
     }
 
     /// The message for `out`, sent by `from` now (with its sequence number, for events);
     /// one the receivers would refuse as too large becomes the resync of what it could
     /// have changed (a prefix of its URI; everything for a signal).
-    pub(super) fn encode(&self, from: &str, seq: Option<u64>, out: &Out) -> String {
+    pub(crate) fn encode(&self, from: &str, seq: Option<u64>, out: &Out) -> String {
         let ts = now_ms();
         let text = self.text(from, seq, ts, out);
         if text.len() <= MAX_MESSAGE {
@@ -167,25 +162,14 @@ impl Channel {
     }
 
     /// The message in `payload`, if it is an authentic one of ours.
-    pub(super) fn decode(&self, payload: &[u8]) -> Result<Received, Reject> {
+    pub(crate) fn decode(&self, payload: &[u8]) -> Result<Received, Reject> {
         if payload.len() > MAX_MESSAGE {
             return Err(Reject::Malformed);
         }
-        let dot = payload
-            .iter()
-            .position(|&b| b == b'.')
-            .filter(|&i| i == TAG_TEXT)
-            .ok_or(Reject::Forged)?;
-        let tag = URL_SAFE_NO_PAD
-            .decode(&payload[..dot])
-            .map_err(|_| Reject::Forged)?;
-        let json = &payload[dot + 1..];
-        if !self
+        let json = self
             .keys
-            .opens(&tag, |m| feed(m, &[self.name.as_bytes(), json]))
-        {
-            return Err(Reject::Forged);
-        }
+            .open_bytes('.', &[self.name.as_bytes()], payload)
+            .ok_or(Reject::Forged)?;
         let w: Wire = serde_json::from_slice(json).map_err(|_| Reject::Malformed)?;
         let out = match (w.updated, w.list, w.signal, w.resync, w.session, w.beat) {
             (Some(uri), false, None, None, None, false) => Out::Event(BusEvent::Updated(uri)),
@@ -209,16 +193,16 @@ impl Channel {
 /// one: instances of the deployment).
 const MAX_SENDERS: usize = 4096;
 
-/// What each sender last sent, to refuse replayed messages.
+/// What each sender last sent, to refuse a message heard before.
 #[derive(Debug, Default)]
-pub(super) struct Replays {
+pub(crate) struct Heard {
     last: HashMap<String, (u64, Instant)>,
 }
 
-impl Replays {
+impl Heard {
     /// Whether `msg`, received at `now_ms`, is fresh: sent within [`MAX_AGE`] of now and,
     /// if numbered, newer than anything heard from its sender.
-    pub(super) fn fresh(&mut self, msg: &Received, now_ms: u64) -> bool {
+    pub(crate) fn fresh(&mut self, msg: &Received, now_ms: u64) -> bool {
         let age = u64::try_from(MAX_AGE.as_millis()).unwrap_or(u64::MAX);
         if now_ms.abs_diff(msg.ts) > age {
             return false;
@@ -236,7 +220,7 @@ impl Replays {
             return true;
         }
         if self.last.len() >= MAX_SENDERS {
-            // Senders not heard within the age bound cannot replay anything fresh.
+            // Senders not heard within the age bound cannot send anything fresh again.
             self.last
                 .retain(|_, (_, seen)| now.duration_since(*seen) < MAX_AGE);
             if self.last.len() >= MAX_SENDERS {
@@ -246,41 +230,6 @@ impl Replays {
         self.last.insert(msg.from.clone(), (seq, now));
         true
     }
-}
-
-/// The channel's decoding on arbitrary bytes, for the fuzz target `bus_message` and its
-/// corpus: any payload decodes to a message or a refusal without panicking; nothing
-/// decodes unless tagged with the key (a payload tagged with another key, or for
-/// another channel, is forged); and an event built from the bytes round-trips.
-pub(crate) fn fuzz_message(data: &[u8]) {
-    let keys = Keyring::new(&[[4; 32]]).expect("a key");
-    let channel = Channel::new("rsrc:changes".into(), keys);
-    if let Ok(m) = channel.decode(data) {
-        // The fuzzer cannot forge a tag: whatever decodes was encoded here.
-        let _ = Replays::default().fresh(&m, now_ms());
-        panic!("bytes decoded without a tag made with the key: {m:?}");
-    }
-    let text = String::from_utf8_lossy(data).into_owned();
-    let event = match data.first().map(|b| b % 4) {
-        Some(0) => BusEvent::Updated(text),
-        Some(1) => BusEvent::Signal(text),
-        Some(2) => BusEvent::Resync(text),
-        _ => BusEvent::ListChanged,
-    };
-    let wire = channel.encode("i", Some(1), &Out::Event(event.clone()));
-    assert!(wire.len() <= MAX_MESSAGE);
-    match channel.decode(wire.as_bytes()) {
-        Ok(Received {
-            out: Out::Event(got),
-            ..
-        }) => assert!(got == event || matches!(got, BusEvent::Resync(_))),
-        other => panic!("an event does not round-trip: {other:?}"),
-    }
-    let other = Channel::new(
-        "rsrc:changes".into(),
-        Keyring::new(&[[5; 32]]).expect("a key"),
-    );
-    assert_eq!(other.decode(wire.as_bytes()).unwrap_err(), Reject::Forged);
 }
 
 #[cfg(test)]
@@ -359,9 +308,9 @@ mod tests {
     }
 
     #[test]
-    fn replayed_and_stale_messages_are_not_fresh() {
+    fn stale_messages_and_ones_heard_before_are_not_fresh() {
         let c = channel(&[[1; 32]]);
-        let mut replays = Replays::default();
+        let mut heard = Heard::default();
         let now = now_ms();
         let msg = |seq| {
             c.decode(
@@ -370,19 +319,13 @@ mod tests {
             )
             .unwrap()
         };
-        assert!(replays.fresh(&msg(Some(5)), now));
-        assert!(!replays.fresh(&msg(Some(5)), now), "the same message again");
-        assert!(!replays.fresh(&msg(Some(4)), now), "an older one");
-        assert!(replays.fresh(&msg(Some(9)), now));
+        assert!(heard.fresh(&msg(Some(5)), now));
+        assert!(!heard.fresh(&msg(Some(5)), now), "the same message again");
+        assert!(!heard.fresh(&msg(Some(4)), now), "an older one");
+        assert!(heard.fresh(&msg(Some(9)), now));
         let age = u64::try_from(MAX_AGE.as_millis()).unwrap();
-        assert!(
-            !replays.fresh(&msg(Some(10)), now + age + 60_000),
-            "too old"
-        );
-        assert!(
-            replays.fresh(&msg(None), now),
-            "heartbeats are not numbered"
-        );
+        assert!(!heard.fresh(&msg(Some(10)), now + age + 60_000), "too old");
+        assert!(heard.fresh(&msg(None), now), "heartbeats are not numbered");
     }
 
     #[test]

@@ -1,5 +1,8 @@
-//! [`SessionStore`]: where the sessions of the 2025 revisions over HTTP live when several
-//! instances serve one endpoint, so that any instance can serve any session.
+//! Shared HTTP sessions: [`SessionStore`] is where the sessions of the 2025 revisions
+//! over HTTP live when several instances serve one endpoint, so that any instance can
+//! serve any session. A [`ChangeBus`](crate::bus::ChangeBus) that can hold them provides
+//! one ([`ChangeBus::session_store`](crate::bus::ChangeBus::session_store); `rsrc-redis`'s
+//! does); the HTTP transport uses it.
 //!
 //! What is shared, and who writes it:
 //! - The record ([`StoredSession`]): written by `initialize`, and after every request that
@@ -8,7 +11,8 @@
 //!   A save writes only what its request changed, and returns the merged record with its
 //!   revision: a copy never overwrites another instance's newer change, and never applies
 //!   a record older than the one it has.
-//! - The replay log of each stream, written only by the instance that produces the
+//! - The resumption log of each stream (the events a client that reconnects with
+//!   `Last-Event-ID` is sent again), written only by the instance that produces the
 //!   stream: the one running the request for a POST stream; the session's *holder* for
 //!   the standalone GET stream (stream 0). An instance becomes the holder by serving the
 //!   session's GET stream ([`SessionStore::claim`]); the store refuses stream-0 entries
@@ -28,7 +32,7 @@
 //!
 //! Invariants: appending never blocks (the queue is bounded; an event that does not fit
 //! is kept only by the instance that wrote it, and the stored log then has a hole, which
-//! [`SessionStore::read`] reports as [`StreamTail::broken`] rather than replaying past
+//! [`SessionStore::read`] reports as [`StreamTail::broken`] rather than resuming past
 //! it); a record, its subscriptions and its logs expire together after `idle` (plus a
 //! margin) without use.
 
@@ -38,10 +42,9 @@ use bytes::Bytes;
 
 use crate::future::BoxFuture;
 
-/// POST streams of a session kept for replay, newest first: older ones are forgotten
-/// (on every instance, and in a [`SessionStore`]).
-#[cfg(any(feature = "http", feature = "redis"))]
-pub(crate) const RETAINED_STREAMS: usize = 16;
+/// POST streams of a session kept for resumption, newest first: older ones are
+/// forgotten (on every instance, and in a [`SessionStore`]).
+pub const RETAINED_STREAMS: usize = 16;
 
 /// Why the store could not answer.
 #[derive(Debug, Clone)]
@@ -141,7 +144,7 @@ impl Revision {
     }
 }
 
-/// One event of a stream's replay log: the full SSE frame (`id: …\ndata: …\n\n`).
+/// One event of a stream's resumption log: the full SSE frame (`id: …\ndata: …\n\n`).
 #[derive(Debug, Clone)]
 pub struct StoredEvent {
     /// The session's name ([`SessionStore::names`]).
@@ -181,8 +184,8 @@ pub struct StreamTail {
     /// ends); see [`SessionStore::liveness_grace`].
     pub writer_alive: bool,
     /// Events after the position are missing from the store (they could not be written,
-    /// the store lost them, or what it holds of them does not verify): replaying what it
-    /// has would skip them silently.
+    /// the store lost them, or what it holds of them does not verify): resuming from what
+    /// it has would skip them silently.
     pub broken: bool,
 }
 
@@ -191,8 +194,8 @@ pub struct StreamTail {
 pub type SessionChanged = Box<dyn Fn(Option<&str>) + Send + Sync>;
 
 /// Shared 2025 sessions; see the [module](self) documentation. Provided by a
-/// [`ChangeBus`](super::ChangeBus) that can hold them
-/// ([`ChangeBus::session_store`](super::ChangeBus::session_store)).
+/// [`ChangeBus`](crate::bus::ChangeBus) that can hold them
+/// ([`ChangeBus::session_store`](crate::bus::ChangeBus::session_store)).
 pub trait SessionStore: Send + Sync + 'static {
     /// This instance's id, as [`StoredSession::holder`] names it.
     fn instance(&self) -> &str;

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use rsrc::bus::RedisBus;
+use rsrc_redis::RedisBus;
 use rsrc_testkit::redis::RedisServer;
 use serde_json::json;
 

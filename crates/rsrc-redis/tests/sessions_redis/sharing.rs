@@ -238,7 +238,6 @@ async fn another_identity_cannot_use_a_shared_session_and_junk_ids_are_unknown()
     assert_eq!(call(&mut on_b, "ping", json!({})).await.status, 200);
 }
 
-#[cfg(feature = "jwt")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_identity_cannot_use_a_shared_session_on_any_instance() {
     use rsrc::transport::http::{AuthConfig, JwtVerifier, TokenVerifier};

@@ -20,13 +20,16 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use tokio_util::sync::CancellationToken;
 
-use super::wire::{Out, Reject, Replays, now_ms};
-use super::{BusState, MIN_BACKOFF, RedisBusOptions, backoff};
-use crate::bus::BusEvent;
-use crate::observe;
+use rsrc::bus::BusEvent;
+use rsrc::observe;
+
+use crate::connect::{MIN_BACKOFF, backoff};
+use crate::options::RedisBusOptions;
+use crate::state::BusState;
+use crate::wire::{Heard, Out, Reject, now_ms};
 
 /// How often this instance publishes its heartbeat (with the lease renewals).
-pub(super) fn beat_every(options: &RedisBusOptions) -> Duration {
+pub(crate) fn beat_every(options: &RedisBusOptions) -> Duration {
     (options.lease_ttl / 3).max(Duration::from_millis(10))
 }
 
@@ -38,14 +41,14 @@ fn echo_bound(options: &RedisBusOptions) -> Duration {
 
 /// Receives the other instances' events, re-subscribing whenever the subscription ends
 /// or goes silent; ends when the bus is dropped (`closed`).
-pub(super) async fn subscribe(shared: Weak<BusState>, closed: CancellationToken) {
+pub(crate) async fn subscribe(shared: Weak<BusState>, closed: CancellationToken) {
     let mut wait = MIN_BACKOFF;
     // Nothing can have been missed before the first subscription, if it succeeds at once.
     let mut missed = false;
     let mut warned = false;
     // What each sender last sent, across subscriptions: a message heard before is never
     // believed again.
-    let mut replays = Replays::default();
+    let mut heard = Heard::default();
     loop {
         let Some(s) = shared.upgrade() else { return };
         let attempt = async {
@@ -109,7 +112,7 @@ pub(super) async fn subscribe(shared: Weak<BusState>, closed: CancellationToken)
                     let Some(msg) = msg else { break };
                     let Some(s) = shared.upgrade() else { return };
                     let received = s.channel.decode(msg.get_payload_bytes()).and_then(|m| {
-                        if replays.fresh(&m, now_ms()) { Ok(m) } else { Err(Reject::Replayed) }
+                        if heard.fresh(&m, now_ms()) { Ok(m) } else { Err(Reject::Stale) }
                     });
                     match received {
                         Err(why) => s.rejected_message(why),

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use rsrc::bus::{RedisBus, RedisBusOptions};
+use rsrc_redis::{RedisBus, RedisBusOptions};
 use rsrc::protocol::{ProtocolVersion, Resource};
 use rsrc::{ResourceSet, Server};
 use rsrc_testkit::Peer;
