@@ -285,7 +285,7 @@ where
 /// the command's. Any other is exported only inside an exported span.
 fn starts_trace(target: &str) -> bool {
     target == rsrc::observe::REQUEST_TARGET
-        || target == rsrc::observe::CLIENT_TARGET
+        || target == rsrc_client::CLIENT_TARGET
         || target == "rsrc_cli"
 }
 
@@ -422,10 +422,10 @@ static EXPORTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool:
 
 /// What the client's requests carry in `_meta` to continue this process's trace: the
 /// current span's context, when traces are exported; nothing otherwise.
-pub(crate) fn client_trace_context() -> Option<rsrc::client::TraceContext> {
+pub(crate) fn client_trace_context() -> Option<rsrc_client::TraceContext> {
     EXPORTING
         .load(std::sync::atomic::Ordering::Acquire)
-        .then(|| rsrc::client::TraceContext(std::sync::Arc::new(current_context)))
+        .then(|| rsrc_client::TraceContext(std::sync::Arc::new(current_context)))
 }
 
 /// `_meta` members carrying the current span's trace context (W3C `traceparent` and

@@ -5,8 +5,8 @@ use std::collections::HashSet;
 use std::process::Stdio;
 use std::time::Duration;
 
-use rsrc::client::{Client, ClientOptions};
 use rsrc::protocol::Body;
+use rsrc_client::{Client, ClientOptions};
 use tokio::process::Command;
 
 mod common;

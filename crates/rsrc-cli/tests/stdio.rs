@@ -3,8 +3,8 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use rsrc::client::{Client, ClientOptions};
 use rsrc::protocol::ProtocolVersion;
+use rsrc_client::{Client, ClientOptions};
 use rsrc_testkit::Peer;
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;

@@ -580,8 +580,6 @@ pub const REQUEST_TARGET: &str = "rsrc::request";
 /// same fields, and a tracing layer that exports spans leaves it (and whatever opens
 /// under it) alone.
 pub const UNSAMPLED_TARGET: &str = "rsrc::request::unsampled";
-/// The target of the client's CLIENT span for each request.
-pub const CLIENT_TARGET: &str = "rsrc::client";
 
 /// A span that continues the trace of the one around it (a cache lookup, a provider
 /// call, a statement), made by `make` only inside a span: a request that no subscriber

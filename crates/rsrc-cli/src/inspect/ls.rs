@@ -11,7 +11,7 @@
 //!
 //! `--filter` on a server that declares SEP-2564 filtering of names and URIs (and without
 //! `--tree`) asks the server for the resources whose name, or one of whose URI segments,
-//! matches ([`rsrc::client::Client::search_resources`]) instead of listing everything;
+//! matches ([`rsrc_client::Client::search_resources`]) instead of listing everything;
 //! elsewhere (or with `--filter-here`, or a pattern with `{…}` alternatives, which a
 //! server would read literally) every resource is listed and matched here, on its title
 //! and MIME type too.
@@ -20,10 +20,10 @@ use std::collections::BTreeMap;
 
 use clap::Args;
 use futures_util::StreamExt;
-use rsrc::client::{ClientError, anywhere};
 use rsrc::protocol::Resource;
 use rsrc::protocol::jsonrpc::ErrorCode;
 use rsrc::protocol::resources::{Feature, ListFilter, RESOURCE_METADATA_EXTENSION};
+use rsrc_client::{ClientError, anywhere};
 
 use super::target::{Session, Target};
 use super::{Failure, print_json, render, stdout_write, warn};
@@ -108,17 +108,17 @@ pub(super) async fn run(a: LsArgs) -> Result<(), Failure> {
     let names: Vec<String> = a
         .filter
         .iter()
-        .flat_map(|p| rsrc::client::spellings(&anywhere(p)))
+        .flat_map(|p| rsrc_client::spellings(&anywhere(p)))
         .collect();
     let uris: Vec<String> = names
         .iter()
-        .flat_map(|g| rsrc::client::in_any_segment(g))
+        .flat_map(|g| rsrc_client::in_any_segment(g))
         .collect();
     let by_server = ListFilter {
         name_patterns: Some(names.clone()),
         uri_patterns: Some(uris.clone()),
     };
-    let expressible = a.filter.iter().all(|p| rsrc::client::expressible(p));
+    let expressible = a.filter.iter().all(|p| rsrc_client::expressible(p));
     let scoped = a.uri.is_none() || s.client.offers(Feature::ScopedList);
     if filter.active() && !a.filter_here && expressible && scoped && s.client.filters(&by_server) {
         let found = s

@@ -30,7 +30,7 @@ pub(crate) use target::{parse_era, parse_header};
 use std::io::Write;
 
 use clap::Subcommand;
-use rsrc::client::ClientError;
+use rsrc_client::ClientError;
 
 use complete::CompleteArgs;
 use ls::LsArgs;

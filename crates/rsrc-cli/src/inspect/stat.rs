@@ -1,14 +1,14 @@
 //! `rsrc stat`: one resource's metadata: `resources/metadata` from a server that declares
 //! rsrc's SEP-2093 extension (`dev.rsrc/resource-metadata`); from any other, the
 //! resource's entry in the listing, else the entry its read returns
-//! ([`rsrc::client::Client::describe`]).
+//! ([`rsrc_client::Client::describe`]).
 //!
 //! Invariant: a fallback is announced on stderr, and bounded by the page cap; a URI
 //! neither listed nor readable is a server-side failure (exit 1).
 
 use clap::Args;
-use rsrc::client::Via;
 use rsrc::protocol::resources::RESOURCE_METADATA_EXTENSION;
+use rsrc_client::Via;
 
 use super::target::Target;
 use super::{Failure, print_json, render, stdout_write, warn};

@@ -12,8 +12,8 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use clap::Args;
-use rsrc::client::{Client, ClientOptions, EraPreference};
 use rsrc::protocol::ProtocolVersion;
+use rsrc_client::{Client, ClientOptions, EraPreference};
 
 use super::Failure;
 

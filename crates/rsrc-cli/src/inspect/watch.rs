@@ -9,7 +9,7 @@
 use std::io::IsTerminal;
 
 use clap::Args;
-use rsrc::client::Change;
+use rsrc_client::Change;
 
 use super::target::Target;
 use super::{Failure, render, stdout_write, warn};

@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use axum::Json;
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
-use rsrc::client::{Client, ClientError};
 use rsrc::protocol::resources::ReadResourceResult;
+use rsrc_client::{Client, ClientError};
 use serde_json::{Value, json};
 
 use super::servers::{Servers, Slot, Unavailable};

@@ -36,7 +36,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use rsrc::client::{ClientOptions, EraPreference};
+use rsrc_client::{ClientOptions, EraPreference};
 
 use servers::{Servers, Spec};
 

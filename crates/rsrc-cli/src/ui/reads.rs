@@ -13,9 +13,9 @@ use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, header};
-use rsrc::client::ClientError;
 use rsrc::protocol::Body as Contents;
 use rsrc::protocol::resources::ReadResourceResult;
+use rsrc_client::ClientError;
 use serde::Deserialize;
 use serde_json::{Value, json};
 

@@ -8,9 +8,9 @@
 
 use axum::Json;
 use axum::extract::{Query, State};
-use rsrc::client::anywhere;
 use rsrc::protocol::resources::ListFilter;
 use rsrc::protocol::{Resource, ResourceTemplate};
+use rsrc_client::anywhere;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -72,12 +72,12 @@ async fn search_one(slot: &Slot, glob: &str, matcher: &Matcher) -> Value {
         Ok(c) => c,
         Err(e) => return json!({"server": slot.id, "error": ApiError::from(e).body}),
     };
-    let names = rsrc::client::spellings(glob);
+    let names = rsrc_client::spellings(glob);
     let uris: Vec<String> = names
         .iter()
-        .flat_map(|g| rsrc::client::in_any_segment(g))
+        .flat_map(|g| rsrc_client::in_any_segment(g))
         .collect();
-    let by_server = rsrc::client::expressible(glob)
+    let by_server = rsrc_client::expressible(glob)
         && client.filters(&ListFilter {
             name_patterns: Some(names.clone()),
             uri_patterns: Some(uris.clone()),

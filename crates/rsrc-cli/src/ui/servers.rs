@@ -18,9 +18,9 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use rsrc::client::{Change, Client, ClientError, ClientOptions, Watch};
 use rsrc::protocol::resources::{Feature, ListFilter};
 use rsrc::protocol::{Implementation, ServerCapabilities};
+use rsrc_client::{Change, Client, ClientError, ClientOptions, Watch};
 use serde::Serialize;
 use tokio::sync::{Notify, broadcast, watch};
 

@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use rsrc::client::{Change, Client, ClientOptions, EraPreference};
 use rsrc::protocol::ProtocolVersion;
 use rsrc::protocol::resources::Body;
 use rsrc::{Server, ToolsConfig};
+use rsrc_client::{Change, Client, ClientOptions, EraPreference};
 use rsrc_providers::db::postgres::{PostgresConfig, PostgresProvider};
 use serde_json::{Value, json};
 

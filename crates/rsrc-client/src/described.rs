@@ -1,6 +1,6 @@
-//! What [`Client::describe`](super::Client::describe) answers ([`Described`]: a
+//! What [`Client::describe`](crate::Client::describe) answers ([`Described`]: a
 //! resource's metadata and where it came from), and [`below`], the rule by which
-//! [`Client::children`](super::Client::children) keeps a collection's descendants when
+//! [`Client::children`](crate::Client::children) keeps a collection's descendants when
 //! the server cannot list them itself.
 //!
 //! Invariant: plain data and a pure rule; nothing here talks to a server.
@@ -16,7 +16,7 @@ pub struct Described {
     pub via: Via,
 }
 
-/// Where [`Client::describe`](super::Client::describe) found a resource's metadata.
+/// Where [`Client::describe`](crate::Client::describe) found a resource's metadata.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Via {
     /// `resources/metadata` (the server declares the extension).

@@ -22,8 +22,9 @@ use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{ClientError, ClientOptions};
-use crate::transport::{Frame, LineReader};
+use crate::error::ClientError;
+use crate::options::ClientOptions;
+use rsrc::transport::{Frame, LineReader};
 
 /// A notification from the server.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,7 +57,7 @@ impl Waiting {
 
 /// One connection to a server.
 #[derive(Debug)]
-pub(super) struct Connection {
+pub(crate) struct Connection {
     waiting: Arc<Waiting>,
     out: mpsc::Sender<Vec<u8>>,
     notifications: Mutex<Option<mpsc::Receiver<Notification>>>,
@@ -76,7 +77,7 @@ fn encode_line(
 }
 
 impl Connection {
-    pub(super) fn start<R, W>(reader: R, writer: W, options: ClientOptions) -> Connection
+    pub(crate) fn start<R, W>(reader: R, writer: W, options: ClientOptions) -> Connection
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
@@ -103,18 +104,18 @@ impl Connection {
         }
     }
 
-    pub(super) fn options(&self) -> &ClientOptions {
+    pub(crate) fn options(&self) -> &ClientOptions {
         &self.options
     }
 
-    pub(super) fn take_notifications(&self) -> Option<mpsc::Receiver<Notification>> {
+    pub(crate) fn take_notifications(&self) -> Option<mpsc::Receiver<Notification>> {
         self.notifications
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take()
     }
 
-    pub(super) async fn notify<N: NotificationMethod>(
+    pub(crate) async fn notify<N: NotificationMethod>(
         &self,
         params: &N::Params,
     ) -> Result<(), ClientError> {
@@ -122,14 +123,14 @@ impl Connection {
         self.out.send(line).await.map_err(|_| ClientError::Closed)
     }
 
-    pub(super) async fn request<M: Method>(
+    pub(crate) async fn request<M: Method>(
         &self,
         params: &M::Params,
         meta: Option<&RequestMeta>,
         timeout: Duration,
     ) -> Result<M::Result, ClientError> {
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
-        let value = super::with_meta(params, meta, M::NAME)?;
+        let value = crate::params::with_meta(params, meta, M::NAME)?;
         let line = encode_line(|l| jsonrpc::write_request(l, &id, M::NAME, Some(&value)))?;
         let (tx, rx) = oneshot::channel();
         match self.waiting.pending().as_mut() {

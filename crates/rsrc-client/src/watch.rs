@@ -14,7 +14,10 @@ use rsrc_protocol::methods;
 use rsrc_protocol::resources::ResourceParams;
 use rsrc_protocol::subscriptions::{SubscriptionFilter, SubscriptionsListenParams};
 
-use super::{Client, ClientError, Link, Notification};
+use crate::client::Client;
+use crate::error::ClientError;
+use crate::io::Notification;
+use crate::link::Link;
 
 /// A change a server reported on a [`Watch`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,7 +145,7 @@ impl Client {
                     tracing::debug!(outcome = ?r.map(drop), "the listen stream ended");
                 })
             }
-            #[cfg(feature = "http-client")]
+            #[cfg(feature = "http")]
             Link::Http(h) => {
                 let value = serde_json::to_value(&params)
                     .map_err(|e| ClientError::Protocol(format!("cannot encode the filter: {e}")))?;

@@ -7,10 +7,10 @@ mod common;
 
 use std::time::Duration;
 
-use rsrc::client::{Client, ClientError, ClientOptions, EraPreference, Via};
 use rsrc::protocol::resources::Feature;
 use rsrc::protocol::{ProtocolVersion, ResourceTemplate};
 use rsrc::{Representation, ResourceSet, Server, ServerConfig, TemplateResource};
+use rsrc_client::{Client, ClientError, ClientOptions, EraPreference, Via};
 
 use common::{server, server_with};
 

@@ -7,7 +7,8 @@
 
 use rsrc_protocol::{Resource, ResourceTemplate};
 
-use super::{Client, ClientError};
+use crate::client::Client;
+use crate::error::ClientError;
 
 /// Every item of a paginated listing, and whether the page cap cut it short.
 #[derive(Debug, Clone, Default)]
@@ -138,7 +139,7 @@ where
 }
 
 /// Follows cursors: `fetch(cursor)` returns a page and the next cursor.
-pub(super) async fn collect<T, F, Fut>(
+pub(crate) async fn collect<T, F, Fut>(
     max_pages: usize,
     mut fetch: F,
 ) -> Result<Collected<T>, ClientError>

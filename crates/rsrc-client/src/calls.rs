@@ -20,7 +20,8 @@ use rsrc_protocol::resources::{
     ListResourcesResult, ReadResourceParams, ReadResourceResult, ResourceParams,
 };
 
-use super::{Client, ClientError};
+use crate::client::Client;
+use crate::error::ClientError;
 
 impl Client {
     /// One page of `resources/list` (of a collection's children when `uri` is given: only

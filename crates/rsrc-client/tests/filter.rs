@@ -5,10 +5,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rsrc::client::{Client, ClientOptions, EraPreference, in_any_segment};
 use rsrc::filter::Filter;
 use rsrc::protocol::ProtocolVersion;
 use rsrc::protocol::resources::ListFilter;
+use rsrc_client::{Client, ClientOptions, EraPreference, in_any_segment};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 

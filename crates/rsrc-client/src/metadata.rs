@@ -16,9 +16,10 @@ use futures_util::StreamExt;
 use rsrc_protocol::Resource;
 use rsrc_protocol::resources::{Feature, RESOURCE_METADATA_EXTENSION, ResourceMetadataExtension};
 
-use super::described::{Described, Via, below};
-use super::filter::Filtered;
-use super::{Client, ClientError};
+use crate::client::Client;
+use crate::described::{Described, Via, below};
+use crate::error::ClientError;
+use crate::filter::Filtered;
 
 impl Client {
     /// The settings of rsrc's resource-metadata extension, if the server declares it
@@ -34,7 +35,7 @@ impl Client {
 
     /// Fails, with no request sent, unless the server declares `feature`; `what` names
     /// the call.
-    pub(super) fn require(&self, feature: Feature, what: &str) -> Result<(), ClientError> {
+    pub(crate) fn require(&self, feature: Feature, what: &str) -> Result<(), ClientError> {
         if self.offers(feature) {
             return Ok(());
         }

@@ -26,8 +26,9 @@ use rsrc_protocol::methods::{Cancelled, Initialize, Method, NotificationMethod};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::io::Notification;
-use super::{ClientError, ClientOptions};
+use crate::error::ClientError;
+use crate::io::Notification;
+use crate::options::ClientOptions;
 
 const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
@@ -35,7 +36,7 @@ const NOTIFICATION_QUEUE: usize = 1024;
 
 /// One Streamable HTTP endpoint.
 #[derive(Debug)]
-pub(super) struct HttpLink {
+pub(crate) struct HttpLink {
     state: Arc<LinkState>,
     notifications: Mutex<Option<mpsc::Receiver<Notification>>>,
     next_id: AtomicI64,
@@ -332,7 +333,7 @@ fn http_error(status: reqwest::StatusCode, body: &[u8]) -> ClientError {
 }
 
 impl HttpLink {
-    pub(super) fn new(url: &str, options: ClientOptions) -> Result<HttpLink, ClientError> {
+    pub(crate) fn new(url: &str, options: ClientOptions) -> Result<HttpLink, ClientError> {
         let url = reqwest::Url::parse(url)
             .map_err(|e| ClientError::Protocol(format!("not a URL: {url}: {e}")))?;
         let mut headers = HeaderMap::new();
@@ -365,11 +366,11 @@ impl HttpLink {
         })
     }
 
-    pub(super) fn options(&self) -> &ClientOptions {
+    pub(crate) fn options(&self) -> &ClientOptions {
         &self.state.options
     }
 
-    pub(super) fn take_notifications(&self) -> Option<mpsc::Receiver<Notification>> {
+    pub(crate) fn take_notifications(&self) -> Option<mpsc::Receiver<Notification>> {
         lock(&self.notifications).take()
     }
 
@@ -388,14 +389,14 @@ impl HttpLink {
         Ok(body)
     }
 
-    pub(super) async fn request<M: Method>(
+    pub(crate) async fn request<M: Method>(
         &self,
         params: &M::Params,
         meta: Option<&RequestMeta>,
         timeout: Duration,
     ) -> Result<M::Result, ClientError> {
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
-        let value = super::with_meta(params, meta, M::NAME)?;
+        let value = crate::params::with_meta(params, meta, M::NAME)?;
         let body = self.encode(M::NAME, &value, Some(&id))?;
         let headers = self.state.message_headers(M::NAME, &value, meta);
         let state = &self.state;
@@ -444,7 +445,7 @@ impl HttpLink {
         }
     }
 
-    pub(super) async fn notify<N: NotificationMethod>(
+    pub(crate) async fn notify<N: NotificationMethod>(
         &self,
         params: &N::Params,
     ) -> Result<(), ClientError> {
@@ -471,7 +472,7 @@ impl HttpLink {
 
     /// After `initialize`: later requests name `version`, and the session's GET stream
     /// carries the server's notifications.
-    pub(super) fn legacy_session(&self, version: &str) {
+    pub(crate) fn legacy_session(&self, version: &str) {
         *lock(&self.state.legacy_version) = Some(version.to_owned());
         if lock(&self.state.session).is_some() {
             tokio::spawn(get_stream(Arc::downgrade(&self.state)));
@@ -480,14 +481,14 @@ impl HttpLink {
 
     /// Sends `subscriptions/listen` and keeps its stream open in the background, routing
     /// its notifications to the queue; returns once the server has answered the POST.
-    pub(super) async fn listen(
+    pub(crate) async fn listen(
         &self,
         params: Value,
         meta: &RequestMeta,
     ) -> Result<tokio::task::JoinHandle<()>, ClientError> {
         let method = rsrc_protocol::methods::SubscriptionsListen::NAME;
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
-        let value = super::with_meta(&params, Some(meta), method)?;
+        let value = crate::params::with_meta(&params, Some(meta), method)?;
         let body = self.encode(method, &value, Some(&id))?;
         let headers = self.state.message_headers(method, &value, Some(meta));
         let resp = self

@@ -7,10 +7,10 @@ mod common;
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
-use rsrc::client::{Change, Client, ClientError, ClientOptions, EraPreference};
 use rsrc::protocol::{ProtocolVersion, Resource};
 use rsrc::transport::http::{HttpConfig, serve_http};
 use rsrc::{ResourceSet, Server};
+use rsrc_client::{Change, Client, ClientError, ClientOptions, EraPreference};
 use tokio::net::TcpListener;
 
 fn server() -> Server {

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use rsrc::ServerConfig;
-use rsrc::client::{Client, ClientError, ClientOptions, EraPreference};
 use rsrc::protocol::{Body, ErrorCode, ProtocolVersion};
+use rsrc_client::{Client, ClientError, ClientOptions, EraPreference};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 

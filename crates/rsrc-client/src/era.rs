@@ -16,7 +16,10 @@ use rsrc_protocol::methods;
 use rsrc_protocol::resources::EmptyNotificationParams;
 use rsrc_protocol::{ProtocolVersion, RequestMeta};
 
-use super::{ClientError, EraPreference, Link, ServerDescription};
+use crate::description::ServerDescription;
+use crate::error::ClientError;
+use crate::link::Link;
+use crate::options::EraPreference;
 
 fn modern_versions(list: &[String]) -> Option<ProtocolVersion> {
     list.iter()
@@ -25,7 +28,7 @@ fn modern_versions(list: &[String]) -> Option<ProtocolVersion> {
         .max()
 }
 
-pub(super) async fn negotiate(conn: &Link) -> Result<ServerDescription, ClientError> {
+pub(crate) async fn negotiate(conn: &Link) -> Result<ServerDescription, ClientError> {
     let options = conn.options().clone();
     let legacy_version = match options.era {
         EraPreference::Legacy(v) => return initialize(conn, v).await,
@@ -113,7 +116,7 @@ async fn initialize(
         // the oldest modelled one.
         Err(_) => ProtocolVersion::V2025_06_18,
     };
-    #[cfg(feature = "http-client")]
+    #[cfg(feature = "http")]
     if let Link::Http(h) = conn {
         h.legacy_session(&result.protocol_version);
     }

@@ -6,11 +6,11 @@
 //! - A `filter` is sent only to a server whose `resources.filtering.supported` names every
 //!   field the filter uses; any other server gets plain listings, filtered here.
 //! - Every item these helpers return matches the filter under the server's own rule
-//!   ([`crate::filter`], one rule for both sides), checked here even when the server
+//!   ([`rsrc::filter`], one rule for both sides), checked here even when the server
 //!   filtered: a server that filters loosely (or not at all) cannot widen the answer.
 //! - Listings follow cursors under the page cap like every other listing of the client.
 //!
-//! The rule is `crate::filter`'s: in a name `*` matches any run of characters; in a URI
+//! The rule is `rsrc::filter`'s: in a name `*` matches any run of characters; in a URI
 //! it stays within one segment and `**` spans segments; the patterns of one field are
 //! ORed, the fields present are ANDed, and an absent or empty field does not filter.
 
@@ -20,8 +20,9 @@ use rsrc_protocol::resources::{
 };
 use rsrc_protocol::{Resource, ResourceTemplate, methods};
 
-use super::{Client, ClientError};
-use crate::filter::Filter;
+use crate::client::Client;
+use crate::error::ClientError;
+use rsrc::filter::Filter;
 
 /// A listing narrowed by a filter.
 #[derive(Debug, Clone, Default)]
@@ -169,7 +170,7 @@ impl Client {
         let by_server = self.filters(filter);
         let sent = by_server.then(|| filter.clone());
         let (rule, sent) = (rule.as_ref(), &sent);
-        let all = super::paging::collect(max_pages, |cursor| async move {
+        let all = crate::paging::collect(max_pages, |cursor| async move {
             let page = self
                 .list_resources_filtered(cursor, uri.map(str::to_owned), sent.clone())
                 .await?;
@@ -198,7 +199,7 @@ impl Client {
         let by_server = self.filters(filter);
         let sent = by_server.then(|| filter.clone());
         let (rule, sent) = (rule.as_ref(), &sent);
-        let all = super::paging::collect(max_pages, |cursor| async move {
+        let all = crate::paging::collect(max_pages, |cursor| async move {
             let page = self.list_templates_filtered(cursor, sent.clone()).await?;
             let kept = page.resource_templates.into_iter();
             Ok((

@@ -15,7 +15,9 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
-use super::{Client, ClientError, ClientOptions};
+use crate::client::Client;
+use crate::error::ClientError;
+use crate::options::ClientOptions;
 
 /// Lines of a server's stderr kept.
 pub const TAIL_LINES: usize = 20;
