@@ -11,15 +11,22 @@
 //! - An HTTP error with a JSON-RPC error body is that error; otherwise the status and the
 //!   beginning of the body are reported.
 //! - Dropping the link ends the session (DELETE) and the GET stream.
+//!
+//! The header names, the `=?base64?…?=` sentinel and the SSE parser are the wire crate's
+//! (`rsrc_protocol::http`), the same the server reads and writes with; nothing here spells
+//! them again.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
-use base64::Engine as _;
 use futures_util::StreamExt as _;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use rsrc_protocol::RequestMeta;
+use rsrc_protocol::http::headers::{
+    self, LAST_EVENT_ID, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID,
+};
+use rsrc_protocol::http::sse;
 use rsrc_protocol::jsonrpc::{self, ErrorObject, Message, RequestId};
 use rsrc_protocol::lifecycle::CancelledParams;
 use rsrc_protocol::methods::{Cancelled, Initialize, Method, NotificationMethod};
@@ -30,8 +37,6 @@ use crate::error::ClientError;
 use crate::io::Notification;
 use crate::options::ClientOptions;
 
-const SESSION_ID: &str = "mcp-session-id";
-const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 const NOTIFICATION_QUEUE: usize = 1024;
 
 /// One Streamable HTTP endpoint.
@@ -60,86 +65,39 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A header value for `Mcp-Name`: as is when plain visible ASCII, else the base64 sentinel.
-fn header_safe(value: &str) -> String {
-    let unsafe_chars = value.bytes().any(|b| !(0x20..0x7f).contains(&b));
-    let padded = value.starts_with(' ') || value.ends_with(' ');
-    let looks_encoded = value.starts_with("=?base64?") && value.ends_with("?=");
-    if !(unsafe_chars || padded || looks_encoded) {
-        value.to_owned()
-    } else {
-        format!(
-            "=?base64?{}?=",
-            base64::engine::general_purpose::STANDARD.encode(value)
-        )
-    }
-}
-
-/// One SSE event: its id and data.
-struct SseEvent {
-    id: Option<String>,
-    data: String,
-}
-
-/// Incremental SSE parsing: bytes in, complete events out, an event never held beyond
-/// the client's message limit.
+/// An SSE stream read as it arrives ([`sse::Parser`], the wire crate's), an event never
+/// held beyond the client's message limit.
 struct SseParser {
-    buf: Vec<u8>,
+    parser: sse::Parser,
     limit: usize,
 }
 
 impl SseParser {
     fn new(limit: usize) -> Self {
         SseParser {
-            buf: Vec::new(),
+            parser: sse::Parser::new(),
             limit,
         }
     }
 
     fn push(&mut self, bytes: &[u8]) {
-        self.buf.extend_from_slice(bytes);
+        self.parser.push(bytes);
+    }
+
+    fn next_event(&mut self) -> Option<sse::Event> {
+        self.parser.next_event()
     }
 
     /// After the complete events were taken: an error if the one still arriving is
     /// already longer than the limit.
     fn check(&self) -> Result<(), ClientError> {
-        if self.buf.len() > self.limit {
+        if self.parser.buffered() > self.limit {
             return Err(ClientError::Protocol(format!(
                 "an event of the server's stream exceeds this client's limit of {} bytes",
                 self.limit
             )));
         }
         Ok(())
-    }
-
-    fn next_event(&mut self) -> Option<SseEvent> {
-        loop {
-            let end = find_blank_line(&self.buf)?;
-            let block: Vec<u8> = self.buf.drain(..end.1).collect();
-            let text = String::from_utf8_lossy(&block[..end.0]);
-            let mut id = None;
-            let mut data: Vec<&str> = Vec::new();
-            for line in text.lines() {
-                let line = line.strip_suffix('\r').unwrap_or(line);
-                if line.is_empty() || line.starts_with(':') {
-                    continue;
-                }
-                let (field, value) = line.split_once(':').unwrap_or((line, ""));
-                let value = value.strip_prefix(' ').unwrap_or(value);
-                match field {
-                    "id" => id = Some(value.to_owned()),
-                    "data" => data.push(value),
-                    _ => {}
-                }
-            }
-            if id.is_none() && data.is_empty() {
-                continue;
-            }
-            return Some(SseEvent {
-                id,
-                data: data.join("\n"),
-            });
-        }
     }
 }
 
@@ -168,21 +126,6 @@ async fn read_body(resp: reqwest::Response, limit: usize) -> Result<Vec<u8>, Cli
         out.extend_from_slice(&chunk);
     }
     Ok(out)
-}
-
-/// The end of the first event block: (where its content ends, where the next begins).
-fn find_blank_line(buf: &[u8]) -> Option<(usize, usize)> {
-    let mut i = 0;
-    while i + 1 < buf.len() {
-        if buf[i] == b'\n' && buf[i + 1] == b'\n' {
-            return Some((i, i + 2));
-        }
-        if buf[i] == b'\n' && buf[i + 1] == b'\r' && buf.get(i + 2) == Some(&b'\n') {
-            return Some((i, i + 3));
-        }
-        i += 1;
-    }
-    None
 }
 
 /// What a body's messages amount to for the request `id`.
@@ -262,18 +205,14 @@ impl LinkState {
         }
         if meta.is_some() {
             if let Ok(v) = HeaderValue::from_str(method) {
-                h.insert(HeaderName::from_static("mcp-method"), v);
+                h.insert(HeaderName::from_static(METHOD), v);
             }
-            let name = match method {
-                "resources/read" => params.get("uri"),
-                "tools/call" | "prompts/get" => params.get("name"),
-                _ => None,
-            };
-            if let Some(v) = name
+            if let Some(v) = headers::mirrored_member(method)
+                .and_then(|member| params.get(member))
                 .and_then(Value::as_str)
-                .and_then(|n| HeaderValue::from_str(&header_safe(n)).ok())
+                .and_then(|n| HeaderValue::from_str(&headers::encode_value(n)).ok())
             {
-                h.insert(HeaderName::from_static("mcp-name"), v);
+                h.insert(HeaderName::from_static(NAME), v);
             }
         } else if let Some(s) = lock(&self.session)
             .as_deref()
@@ -542,7 +481,7 @@ async fn get_stream(state: Weak<LinkState>) {
             req = req.header(PROTOCOL_VERSION, v);
         }
         if let Some(id) = &last_event {
-            req = req.header("last-event-id", id.clone());
+            req = req.header(LAST_EVENT_ID, id.clone());
         }
         drop(s);
         let resp = tokio::select! {
@@ -632,13 +571,37 @@ mod tests {
         assert_eq!(e.id.as_deref(), Some("0-2"));
         assert_eq!(e.data, "x");
         assert!(p.next_event().is_none());
+        assert!(p.check().is_ok());
     }
 
     #[test]
-    fn names_outside_plain_ascii_use_the_base64_sentinel() {
-        assert_eq!(header_safe("file:///a.txt"), "file:///a.txt");
-        assert_eq!(header_safe("file:///é"), "=?base64?ZmlsZTovLy/DqQ==?=");
-        assert!(header_safe(" padded ").starts_with("=?base64?"));
-        assert!(header_safe("=?base64?x?=").starts_with("=?base64?"));
+    fn an_event_growing_past_the_limit_is_refused_before_it_ends() {
+        let mut p = SseParser::new(16);
+        p.push(b"data: 0123456789");
+        assert!(p.next_event().is_none());
+        assert!(p.check().is_ok());
+        p.push(b"0123456789");
+        assert!(p.next_event().is_none());
+        assert!(matches!(p.check(), Err(ClientError::Protocol(_))));
+    }
+
+    #[test]
+    fn a_modern_read_mirrors_its_uri_in_mcp_name_with_the_sentinel_outside_plain_ascii() {
+        let link = HttpLink::new("http://127.0.0.1:9/mcp", ClientOptions::default()).unwrap();
+        let meta = RequestMeta::modern("2026-07-28", ClientOptions::default().client_info);
+        let name = |uri: &str| {
+            let params = serde_json::json!({ "uri": uri });
+            let h = link
+                .state
+                .message_headers("resources/read", &params, Some(&meta));
+            assert_eq!(h[METHOD], "resources/read");
+            h[NAME].to_str().unwrap().to_owned()
+        };
+        assert_eq!(name("file:///a.txt"), "file:///a.txt");
+        let encoded = name("file:///é");
+        assert_eq!(encoded, "=?base64?ZmlsZTovLy/DqQ==?=");
+        assert_eq!(headers::decode_value(&encoded).unwrap(), "file:///é");
+        assert!(name(" padded ").starts_with("=?base64?"));
+        assert!(name("=?base64?x?=").starts_with("=?base64?"));
     }
 }
