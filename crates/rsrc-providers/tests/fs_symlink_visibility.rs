@@ -7,7 +7,7 @@ mod common;
 
 use std::os::unix::fs::symlink;
 
-use rsrc_providers::fs::{FilterConfig, FsConfig};
+use rsrc_providers::fs::{VisibilityConfig, FsConfig};
 use serde_json::json;
 
 use common::{is_not_found, read, serve_dir_with, walk, write};
@@ -33,9 +33,9 @@ async fn links_to_hidden_ignored_excluded_or_git_targets_do_not_exist() {
     symlink(".git/config", root.join("cfg.txt")).unwrap();
     symlink("docs/readme.md", root.join("ok.txt")).unwrap();
     let config = FsConfig {
-        filter: FilterConfig {
+        visibility: VisibilityConfig {
             exclude: vec!["private/**".into()],
-            ..FilterConfig::standard()
+            ..VisibilityConfig::standard()
         },
         ..FsConfig::default()
     };

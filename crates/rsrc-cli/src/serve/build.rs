@@ -15,7 +15,7 @@ use rsrc::protocol::resources::RESOURCE_METADATA_EXTENSION;
 use rsrc::{Server, ServerConfig};
 use rsrc_providers::db::postgres::{PostgresConfig, PostgresProvider};
 use rsrc_providers::db::{self, sqlite};
-use rsrc_providers::fs::{self, FilterConfig, FsConfig, FsProvider, FsRoot};
+use rsrc_providers::fs::{self, FsConfig, FsProvider, FsRoot, VisibilityConfig};
 use rsrc_providers::git::{GitConfig, GitProvider};
 
 use super::secrets::{read_key_file, read_text_secret, redact, redact_error};
@@ -244,7 +244,7 @@ pub(super) fn build(
             Location::Directory(path) => dirs.push(FsRoot {
                 name,
                 path: path.clone(),
-                filter: Some(FilterConfig {
+                visibility: Some(VisibilityConfig {
                     include_hidden: o.hidden.unwrap_or(config.hidden),
                     respect_ignore_files: o.ignore_files.unwrap_or(config.ignore_files),
                     include: o.include.clone().unwrap_or_default(),

@@ -10,7 +10,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
 use super::model::{Cell, KeyKind, RelationInfo, real_text};
-use super::relation_uri;
+use super::uri::relation_uri;
 
 /// Appends a JSON string.
 fn json_str(out: &mut Vec<u8>, s: &str) {

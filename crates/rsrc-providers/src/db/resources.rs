@@ -17,10 +17,11 @@
 use rsrc::protocol::{CacheHint, Resource, ResourceContents};
 use rsrc::{Filter, Page};
 
-use super::{
-    COLLECTION_MIME_TYPE, CSV_MIME_TYPE, JSON_MIME_TYPE, KeyKind, KeyValue, RelationInfo,
-    SCHEMA_SEGMENT, database_uri, decode_key_position, encode_key_position, key_name, relation_uri,
-    row_uri, schema_json, schema_uri,
+use super::model::{KeyKind, KeyValue, RelationInfo, decode_key_position, encode_key_position};
+use super::render::schema_json;
+use super::uri::{
+    COLLECTION_MIME_TYPE, CSV_MIME_TYPE, JSON_MIME_TYPE, SCHEMA_SEGMENT, database_uri, key_name,
+    relation_uri, row_uri, schema_uri,
 };
 
 /// `s` when `n` is not 1.
@@ -220,7 +221,7 @@ pub(crate) fn relation_page(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::{ColumnInfo, RelationKind, ValueClass};
+    use crate::db::model::{ColumnInfo, RelationKind, ValueClass};
 
     fn info() -> RelationInfo {
         RelationInfo {

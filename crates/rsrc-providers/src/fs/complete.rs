@@ -3,8 +3,8 @@
 //!
 //! Invariant: completion sees exactly what listing sees (the same visibility rules), and
 //! considers at most 10,000 entries of one directory; it runs on a blocking thread (the
-//! provider's `complete` calls it through [`super::off_runtime`]) and gives up when its
-//! request goes away.
+//! provider's `complete` calls it through
+//! [`off_runtime`](super::state::off_runtime)) and gives up when its request goes away.
 
 use std::os::unix::ffi::OsStrExt;
 
@@ -14,7 +14,7 @@ use rsrc::ResourceError;
 
 use super::entry::Kind;
 use super::scan;
-use super::{PREFIX, ServedRoots};
+use super::state::{PREFIX, ServedRoots};
 use crate::kit::blocking::{Signal, cancelled, is_stopped};
 use crate::kit::rel_path::RelPath;
 

@@ -11,8 +11,10 @@ use rsrc::protocol::ProtocolVersion;
 use rsrc::transport::{StreamConfig, serve_in_memory};
 use serde_json::json;
 
+use super::config::FsConfig;
 use super::fresh::ListingFreshness;
-use super::{FsConfig, FsProvider, PREFIX, ServedRoots};
+use super::provider::FsProvider;
+use super::state::{PREFIX, ServedRoots};
 use crate::kit::blocking::{Signal as _, Stop};
 
 /// `d0`…`d4`, each with `f0`…`f3`: 20 files.

@@ -12,8 +12,9 @@
 //!   is matched before it is listed, a directory none of whose URIs can match is not
 //!   entered, and at most [`Filter::scan`] entries are examined per call; the page then
 //!   goes on after the last entry examined.
-//! - Listings and searches run on blocking threads ([`super::off_runtime`]): a page costs a
-//!   system call or two per file, which must not hold up the runtime's other requests.
+//! - Listings and searches run on blocking threads
+//!   ([`off_runtime`](super::state::off_runtime)): a page costs a system call or two per
+//!   file, which must not hold up the runtime's other requests.
 //!   The one exception costs at most a system call per directory (none while the watcher
 //!   vouches for the listings): a page of the recursive listing that the listing cache
 //!   holds whole is listed where it is asked for. Each looks at
@@ -32,8 +33,8 @@ use super::cache::Lookup;
 use super::entry::{Entry, Info};
 use super::kept::Visits;
 use super::scan::{self, Scope};
+use super::state::{ServedRoots, Target, off_runtime};
 use super::walk::{self, Select};
-use super::{ServedRoots, Target, off_runtime};
 use crate::kit::blocking::{Signal, Stop, cancelled, is_stopped};
 use crate::kit::open::io_error;
 use crate::kit::rel_path::RelPath;

@@ -5,12 +5,13 @@
 //! Invariants:
 //! - A file is opened through its root's capability handle, never blocking, checked to be
 //!   a regular file on the open handle, and what a followed link resolved to obeys the
-//!   visibility rules ([`crate::kit::open`], [`super::filter`]).
+//!   visibility rules ([`crate::kit::open`], [`super::visibility`]).
 //! - A large file is read on a blocking thread once the server's budget of content in
 //!   flight has room for it, and stops between chunks when its request goes away
 //!   ([`crate::kit::open::read_file`]).
 //! - Reading a directory returns whole files only: possibly a subset, never a truncated
-//!   file. The directory is scanned on a blocking thread ([`super::off_runtime`]).
+//!   file. The directory is scanned on a blocking thread
+//!   ([`off_runtime`](super::state::off_runtime)).
 
 use std::sync::Arc;
 
@@ -20,7 +21,7 @@ use rsrc::{RequestContext, ResourceError};
 
 use super::entry::{Info, Kind};
 use super::scan;
-use super::{Root, ServedRoots, off_runtime};
+use super::state::{Root, ServedRoots, off_runtime};
 use crate::kit::content::{mime_for, text_or_bytes};
 use crate::kit::open::{ReadError, io_error, open_checked, open_resolved, read_error, read_file};
 use crate::kit::rel_path::RelPath;
@@ -33,7 +34,9 @@ impl ServedRoots {
         root: usize,
         rel: &RelPath,
     ) -> Result<(Option<cap_std::fs::File>, Metadata), ResourceError> {
-        let Root { dir, filter, .. } = &*self.roots[root];
+        let Root {
+            dir, visibility, ..
+        } = &*self.roots[root];
         if rel.is_root() {
             return Ok((None, dir.dir_metadata().map_err(|e| io_error(uri, &e))?));
         }
@@ -41,9 +44,9 @@ impl ServedRoots {
             open_resolved(dir, rel).map_err(|e| self.read_error(uri, root, e))?;
         // Opened without following a link, the path is its own resolution.
         let visible = if linked {
-            filter.resolved_visible(dir, rel, md.is_dir())
+            visibility.resolved_visible(dir, rel, md.is_dir())
         } else {
-            filter.path_visible(dir, rel, md.is_dir())
+            visibility.path_visible(dir, rel, md.is_dir())
         };
         if !visible {
             return Err(ResourceError::not_found(uri));
@@ -65,7 +68,7 @@ impl ServedRoots {
         (file, md): (cap_std::fs::File, Metadata),
         convert: bool,
     ) -> Result<Vec<ResourceContents>, ResourceError> {
-        if self.roots[root].filter.withholds(&md) {
+        if self.roots[root].visibility.withholds(&md) {
             return Err(ResourceError::not_found(uri));
         }
         let info = Info::from(&md);

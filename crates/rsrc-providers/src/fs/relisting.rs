@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use super::{FsConfig, FsProvider, ServedRoots};
+use super::config::FsConfig;
+use super::provider::FsProvider;
+use super::state::ServedRoots;
 use crate::kit::blocking::{Signal as _, Stop};
 
 /// `d0`…`d4`, each with `f0`…`f3`: 20 files.

@@ -6,7 +6,7 @@
 //!   cache does not take is scanned keeping only the `n` smallest names after the
 //!   position (a bounded max-heap), so memory is proportional to `n`, even for a
 //!   directory of a million files.
-//! - Entries are what the root's filter exposes; a symlink counts only if it leads,
+//! - Entries are what the root's visibility rules expose; a symlink counts only if it leads,
 //!   inside the root, to an exposed regular file, and is never walked into.
 //! - A scan looks at its stop signal before each entry and gives up once it is set; a
 //!   directory whose scan gave up is never cached.
@@ -23,9 +23,9 @@ use rsrc::keyset;
 
 use super::cache::{CachedDir, DirCache, Lookup, MAX_CACHED_DIR, Stamp};
 use super::entry::{Entry, Info, Kind};
-use super::filter::Filter;
 use super::fresh::Freshness;
 use super::kept::Visits;
+use super::visibility::Visibility;
 use crate::kit::blocking::Signal;
 use crate::kit::rel_path::RelPath;
 
@@ -65,12 +65,12 @@ impl PartialOrd for Candidate {
 }
 
 /// One root directory: its capability handle, its index among the roots, and the
-/// provider's filter and listing cache.
+/// provider's visibility rules and listing cache.
 #[derive(Debug)]
 pub(crate) struct Scope<'a> {
     pub(crate) index: usize,
     pub(crate) dir: &'a Dir,
-    pub(crate) filter: &'a Filter,
+    pub(crate) visibility: &'a Visibility,
     pub(crate) cache: Option<&'a DirCache>,
     /// Whether the watcher vouches for the cache's listings (`fresh.rs`).
     pub(crate) fresh: &'a Freshness,
@@ -138,7 +138,7 @@ fn classify(scope: &Scope<'_>, dir: &RelPath, item: &DirEntry) -> Option<Candida
         let path = dir.join(&name);
         let md = scope.dir.metadata(path.to_path()).ok()?;
         // Its target must be exposed too (the link's own name is checked by the caller).
-        if !md.is_file() || !scope.filter.resolved_visible(scope.dir, &path, false) {
+        if !md.is_file() || !scope.visibility.resolved_visible(scope.dir, &path, false) {
             return None;
         }
         (Kind::File, Source::Followed(Info::from(&md)))
@@ -330,11 +330,11 @@ pub(crate) fn next_entries(
         opened = scope.dir.open_dir(dir.to_path())?;
         &opened
     };
-    let rules = scope.filter.rules_for(scope.dir, dir);
+    let rules = scope.visibility.rules_for(scope.dir, dir);
     let visible = |item: io::Result<DirEntry>| {
         let candidate = classify(scope, dir, &item.ok()?)?;
         scope
-            .filter
+            .visibility
             .entry_visible(&rules, &candidate.name, candidate.kind == Kind::Dir)
             .then_some(candidate)
     };

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use rsrc::protocol::resources::ListFilter;
 use rsrc::{Filter, SearchRequest};
 
-use super::{FsConfig, FsProvider, ServedRoots};
+use super::config::FsConfig;
+use super::provider::FsProvider;
+use super::state::ServedRoots;
 use crate::kit::blocking::Stop;
 use crate::kit::blocking::tests::{drop_at, gave_up};
 

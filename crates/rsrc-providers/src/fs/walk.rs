@@ -215,8 +215,8 @@ mod tests {
 
     use super::*;
     use crate::fs::cache::DirCache;
-    use crate::fs::filter::Filter;
     use crate::fs::fresh::{Freshness, ListingFreshness};
+    use crate::fs::visibility::{Visibility, VisibilityConfig};
     use crate::kit::blocking::Stop;
 
     /// A tree of nested directories with files, some in directories a filter skips.
@@ -257,14 +257,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         tree(dir.path());
         let handle = Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
-        let filter =
-            Filter::new(&super::super::filter::FilterConfig::standard(), dir.path()).unwrap();
+        let visibility = Visibility::new(&VisibilityConfig::standard(), dir.path()).unwrap();
         let cache = DirCache::new(1000, std::time::Duration::from_secs(60));
         for cached in [false, true] {
             let scope = Scope {
                 index: 0,
                 dir: &handle,
-                filter: &filter,
+                visibility: &visibility,
                 cache: cached.then_some(&cache),
                 fresh: &Freshness::new(ListingFreshness::Stamp, 1),
                 cached_only: false,

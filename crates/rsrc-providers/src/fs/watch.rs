@@ -49,7 +49,7 @@ use rsrc::ChangeFeed;
 use rsrc::bus::Lease;
 
 use super::fresh::FreshnessFallback;
-use super::{PREFIX, Root, ServedRoots};
+use super::state::{PREFIX, Root, ServedRoots};
 use crate::kit::rel_path::RelPath;
 
 /// The longest a pending update waits, in windows.
@@ -392,13 +392,17 @@ impl Watcher {
                     continue;
                 }
             };
-            let rules = served.roots[root].filter.rules_for(base, &rel);
+            let rules = served.roots[root].visibility.rules_for(base, &rel);
             for entry in entries.flatten() {
                 let Ok(kind) = entry.file_type() else {
                     continue;
                 };
                 let name = entry.file_name();
-                if kind.is_dir() && served.roots[root].filter.entry_visible(&rules, &name, true) {
+                if kind.is_dir()
+                    && served.roots[root]
+                        .visibility
+                        .entry_visible(&rules, &name, true)
+                {
                     stack.push(rel.join(&name));
                 }
             }
@@ -560,7 +564,7 @@ impl Watcher {
             // again, what is cached below it is dropped, and at the end of the round the
             // directories it now exposes are watched (and what was cached below it
             // meanwhile dropped again).
-            served.roots[root].filter.forget_rules(&dir);
+            served.roots[root].visibility.forget_rules(&dir);
             drop_listings(served, root, &dir, true);
             if !self.rewatch.iter().any(|(r, d)| *r == root && *d == dir) {
                 self.rewatch.push((root, dir.clone()));
@@ -569,10 +573,12 @@ impl Watcher {
             return;
         }
         let Root {
-            dir: base, filter, ..
+            dir: base,
+            visibility,
+            ..
         } = &*served.roots[root];
-        let rules = filter.rules_for(base, &dir);
-        if !filter.entry_visible(&rules, name, is_dir) {
+        let rules = visibility.rules_for(base, &dir);
+        if !visibility.entry_visible(&rules, name, is_dir) {
             return;
         }
         let path = dir.join(name);

@@ -10,7 +10,7 @@ use rsrc::protocol::Completion;
 
 use super::names;
 use super::repo::{self, Node, Refs};
-use super::{ServedRepo, gix_error};
+use super::state::{ServedRepo, gix_error};
 use crate::kit::blocking::{Signal, cancelled};
 
 impl ServedRepo {

@@ -13,7 +13,7 @@ use rsrc::protocol::{DIRECTORY_MIME_TYPE, Resource};
 use super::locate::Located;
 use super::names::{self, RefName};
 use super::repo::{self, CommitInfo, Node, Resolved};
-use super::{META_KEY, SYMLINK_MIME_TYPE, ServedRepo, gix_error};
+use super::state::{META_KEY, SYMLINK_MIME_TYPE, ServedRepo, gix_error};
 use crate::kit::blocking::Signal;
 use crate::kit::content::mime_from_name;
 use crate::kit::time::rfc3339_seconds;

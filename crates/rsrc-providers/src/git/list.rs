@@ -12,7 +12,7 @@ use rsrc::{Filter, Page, ResourceError, keyset};
 use super::locate::Located;
 use super::names::{self, RefName};
 use super::repo::{self, CommitInfo, Node, Refs, Resolved};
-use super::{ServedRepo, gix_error};
+use super::state::{ServedRepo, gix_error};
 use crate::kit::blocking::Signal;
 
 /// A served ref: its full name, the short name it is listed under, and what it points at.

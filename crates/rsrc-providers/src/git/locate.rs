@@ -13,7 +13,7 @@ use rsrc::protocol::CacheHint;
 
 use super::names::{self, RefName, Target};
 use super::repo::{self, Node, Resolved};
-use super::{ServedRepo, gix_error};
+use super::state::{ServedRepo, gix_error};
 use crate::kit::blocking::Signal;
 use crate::kit::refusal::refused;
 

@@ -16,7 +16,7 @@ use rsrc::{ReadOutput, ResourceError};
 use super::locate::Located;
 use super::names::{self, RefName};
 use super::repo::{self, Node, Resolved};
-use super::{RESERVE_FROM, ServedRepo, gix_error};
+use super::state::{RESERVE_FROM, ServedRepo, gix_error};
 use crate::kit::blocking::Signal;
 use crate::kit::content::{mime_for, mime_from_name, text_or_bytes};
 

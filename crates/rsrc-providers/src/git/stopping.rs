@@ -6,7 +6,9 @@
 
 use std::sync::Arc;
 
-use super::{GitConfig, GitProvider, ServedRepo};
+use super::config::GitConfig;
+use super::provider::GitProvider;
+use super::state::ServedRepo;
 use crate::kit::blocking::Stop;
 use crate::kit::blocking::tests::{drop_at, gave_up};
 

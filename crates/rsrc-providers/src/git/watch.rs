@@ -6,7 +6,7 @@
 //! Invariants:
 //! - A look reads the references only (one iteration of `HEAD`, `refs/heads/`,
 //!   `refs/tags/`); objects are read only when something changed, and only for
-//!   subscribed URIs (at most [`MAX_CHECKED`] per change; beyond that, subscribers are
+//!   subscribed URIs (at most [`MAX_CHECKED`](super::state::MAX_CHECKED) per change; beyond that, subscribers are
 //!   told to look again rather than the change being lost).
 //! - A subscribed URI hears `updated` exactly when what it resolves to differs from what
 //!   it resolved to when subscribed or at the last change. The set of refs changing
@@ -23,14 +23,11 @@ use std::time::Duration;
 use gix::ObjectId;
 use rsrc::ChangeFeed;
 
-use super::ServedRepo;
 use super::names::{self, Target};
 use super::repo::{self, Refs};
+use super::state::ServedRepo;
 use crate::kit::blocking::Stop;
 use crate::kit::watch::{self, Runs, Source, Subscribed};
-
-/// The most subscribed URIs whose objects are compared per change.
-pub(super) const MAX_CHECKED: usize = 16 * 1024;
 
 /// Takes the first look, then polls every `interval` on a thread of its own.
 pub(super) fn start(served: &Arc<ServedRepo>, feed: &ChangeFeed, interval: Duration) {

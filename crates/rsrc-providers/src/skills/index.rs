@@ -20,12 +20,11 @@ use rsrc::ChangeFeed;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{PREFIX, Root, manifest};
+use super::manifest::{self, MAX_BYTES, MAX_FILES};
+use super::roots::{PREFIX, Root};
 use crate::kit::blocking::Stop;
 use crate::kit::open::{open_checked, read_open};
 use crate::kit::rel_path::RelPath;
-
-use manifest::{MAX_BYTES, MAX_FILES};
 
 /// Most directories a scan visits, and most levels deep.
 const MAX_DIRS: usize = 10_000;

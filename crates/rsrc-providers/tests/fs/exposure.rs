@@ -52,10 +52,10 @@ async fn ignore_files_hidden_files_and_globs_decide_what_is_exposed() {
     }
 
     let everything = FsConfig {
-        filter: FilterConfig {
+        visibility: VisibilityConfig {
             include_hidden: true,
             respect_ignore_files: false,
-            ..FilterConfig::standard()
+            ..VisibilityConfig::standard()
         },
         ..FsConfig::default()
     };
@@ -66,10 +66,10 @@ async fn ignore_files_hidden_files_and_globs_decide_what_is_exposed() {
     assert!(!uris.iter().any(|u| u.contains("/.git/")));
 
     let globs = FsConfig {
-        filter: FilterConfig {
+        visibility: VisibilityConfig {
             include: vec!["**/*.md".into()],
             exclude: vec!["other".into()],
-            ..FilterConfig::standard()
+            ..VisibilityConfig::standard()
         },
         ..FsConfig::default()
     };

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use deadpool_postgres::Pool;
 use tokio_postgres::types::Type;
 
-use super::super::{ColumnInfo, KeyKind, RelationInfo, RelationKind, ValueClass};
 use super::statement::Session;
+use crate::db::model::{ColumnInfo, KeyKind, RelationInfo, RelationKind, ValueClass};
 
 /// How a column's values are selected and decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

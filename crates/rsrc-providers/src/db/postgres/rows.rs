@@ -32,11 +32,13 @@ use rsrc::protocol::{Completion, ResourceContents};
 use tokio_postgres::Row;
 use tokio_postgres::types::{ToSql, Type};
 
-use super::Database;
 use super::catalog::{PgKind, Relation};
+use super::database::Database;
 use super::statement::Session;
+use crate::db::model::{Cell, KeyKind, KeyValue};
+use crate::db::render::{row_csv, row_json};
 use crate::db::resources::row_contents;
-use crate::db::{Cell, KeyKind, KeyValue, RowKey, row_csv, row_json};
+use crate::db::uri::RowKey;
 
 /// What went wrong talking to PostgreSQL, for one URI; `limit` is the statement time
 /// limit the connection runs under.
@@ -50,7 +52,7 @@ fn pg_error(uri: &str, e: &tokio_postgres::Error, limit: Duration) -> ResourceEr
         }
         // query_canceled: the statement timeout (nothing else cancels our statements).
         if code == "57014" {
-            return crate::db::timed_out(uri, limit);
+            return crate::db::timeout::timed_out(uri, limit);
         }
         return ResourceError::internal(format!("PostgreSQL: {}", db.message()));
     }

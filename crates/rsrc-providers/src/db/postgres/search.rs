@@ -12,9 +12,10 @@
 
 use rsrc::{ListEntry, Page, ResourceError, SearchRequest};
 
-use super::Database;
+use super::database::Database;
+use crate::db::model::{KeyKind, KeyValue, decode_key_position, encode_key_position};
 use crate::db::resources::row_entry;
-use crate::db::{KeyKind, KeyValue, decode_key_position, encode_key_position, relation_uri};
+use crate::db::uri::relation_uri;
 
 /// Most rows one search call examines.
 const SCAN: usize = 50_000;
@@ -212,7 +213,7 @@ impl Database {
 #[cfg(test)]
 mod tests {
     use super::{Stage, decode, encode};
-    use crate::db::KeyValue;
+    use crate::db::model::KeyValue;
 
     #[test]
     fn positions_round_trip_and_garbage_is_refused() {

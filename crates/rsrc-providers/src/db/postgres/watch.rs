@@ -24,8 +24,10 @@ use std::sync::Arc;
 
 use rsrc::{ChangeFeed, ResourceError};
 
-use super::{Database, catalog, write};
-use crate::db::{Target, schema_json};
+use super::catalog;
+use super::database::Database;
+use crate::db::render::schema_json;
+use crate::db::uri::Target;
 use crate::kit::watch::{self, Runs, Source, Subscribed};
 
 /// The cluster's snapshot horizon: it moves when a writing transaction ends.
@@ -71,7 +73,7 @@ impl Source for Database {
     /// list may have changed.
     async fn moved(&self, (): &mut (), _: &String, _: &String, feed: &ChangeFeed) {
         match catalog::load(&self.pool).await {
-            Ok(c) => *write(&self.catalog) = Arc::new(c),
+            Ok(c) => self.replace_catalog(c),
             Err(e) => {
                 tracing::warn!(database = %self.name, error = %e, "cannot reload the catalog");
             }

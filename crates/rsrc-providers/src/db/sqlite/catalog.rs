@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use rusqlite::Connection;
 
-use crate::db::{ColumnInfo, KeyKind, KeyValue, RelationInfo, RelationKind, ValueClass};
+use crate::db::model::{ColumnInfo, KeyKind, KeyValue, RelationInfo, RelationKind, ValueClass};
 
 /// `name` as an SQL identifier.
 pub(super) fn quote(name: &str) -> String {

@@ -10,7 +10,8 @@ use rusqlite::{Connection, params_from_iter};
 use super::catalog::Relation;
 use super::conn::OpError;
 use super::values::key_values;
-use crate::db::{KeyValue, ValueClass, key_name};
+use crate::db::model::{KeyValue, ValueClass};
+use crate::db::uri::key_name;
 
 /// The most completion values returned.
 const MAX_COMPLETIONS: usize = Completion::MAX_VALUES;

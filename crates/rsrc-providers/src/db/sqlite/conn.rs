@@ -254,7 +254,7 @@ impl OpError {
                     )
                 }
                 Some(rusqlite::ErrorCode::OperationInterrupted) => {
-                    super::super::timed_out(uri, limits.statement_timeout)
+                    crate::db::timeout::timed_out(uri, limits.statement_timeout)
                 }
                 Some(rusqlite::ErrorCode::TooBig) => ResourceError::too_large(
                     uri.to_owned(),

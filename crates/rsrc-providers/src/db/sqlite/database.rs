@@ -16,11 +16,16 @@ use rusqlite::Connection;
 use tokio::sync::Semaphore;
 
 use super::catalog::{self, Catalog};
+use super::config::{Origin, SqliteConfig, SqliteSource};
 use super::conn::{self, Budget, Limits, Location, OpError, Pool};
-use super::{LEVELS, Origin, SqliteConfig, SqliteError, SqliteSource};
+use super::error::SqliteError;
 use super::{digest, rows};
-use crate::db::{Target, database_uri, parse, schema_json};
+use crate::db::render::schema_json;
+use crate::db::uri::{Target, database_uri, parse};
 use crate::kit::watch::Subscribed;
+
+/// The names of the URI levels below a database: SQLite has tables only.
+pub(super) const LEVELS: [&str; 1] = ["table"];
 
 /// This database's settings: its own where it sets them, else the provider's.
 #[derive(Clone, Copy, Debug)]

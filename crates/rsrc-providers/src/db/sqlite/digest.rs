@@ -12,7 +12,8 @@ use rusqlite::Connection;
 use super::catalog::Relation;
 use super::conn::OpError;
 use super::values::{cells, key_values, too_large};
-use crate::db::{Cell, key_name};
+use crate::db::model::Cell;
+use crate::db::uri::key_name;
 
 /// The digest of a missing resource.
 pub(super) const MISSING: u64 = 0x6d69_7373_696e_6721;

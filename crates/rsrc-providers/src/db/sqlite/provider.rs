@@ -1,9 +1,11 @@
-//! The SQLite provider's answers: listings, metadata, reads, completion, search and
-//! subscriptions, each run on the database's connections on a blocking thread.
+//! The SQLite provider itself: [`SqliteProvider`], the handle an `rsrc::Server` mounts,
+//! and its `rsrc::Provider` face — listings, metadata, reads, completion, search and
+//! subscriptions, each run on a served database (`database.rs`) on a blocking thread.
 //!
-//! Invariant: every answer about a relation or a row comes from the catalog and the
-//! statements of one read transaction (see [`super::database`]).
+//! Invariant: it only calls down; every answer about a relation or a row comes from the
+//! catalog and the statements of one read transaction (see [`super::database`]).
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,15 +16,144 @@ use rsrc::{
     ChangeFeed, CompleteRequest, ListRequest, Page, Provider, ProviderCapabilities, ReadOutput,
     RequestContext, ResourceError, SearchRequest, keyset,
 };
+use rusqlite::Connection;
 
+use super::catalog::{Catalog, Relation};
+use super::config::{SqliteConfig, SqliteSource};
+use super::conn::Budget;
 use super::conn::OpError;
+use super::database::{Database, LEVELS};
+use super::error::SqliteError;
 use super::resources::{database_resource, list_default, relation_resource, schema_documents};
-use super::{SqliteProvider, complete, digest, relation, rows, search, watch};
+use super::{complete, digest, rows, search, watch};
+use crate::db::render::schema_json;
 use crate::db::resources::{
     RelationPosition, relation_page, row_contents, row_resource, schema_contents, schema_resource,
 };
-use crate::db::{JSON_MIME_TYPE, Target, database_uri, row_uri, schema_json};
+use crate::db::uri::{
+    JSON_MIME_TYPE, Target, database_uri, parse, row_template, row_uri, schema_template,
+};
 use crate::kit::blocking;
+use crate::kit::refusal::refused;
+use crate::kit::source_name::is_segment_name;
+
+/// SQLite databases served as resources.
+pub struct SqliteProvider {
+    dbs: Vec<Arc<Database>>,
+    config: SqliteConfig,
+}
+
+impl std::fmt::Debug for SqliteProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteProvider")
+            .field(
+                "databases",
+                &self.dbs.iter().map(|d| &d.name).collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteProvider {
+    /// Serves `sources`. Each database is opened (read-only) and its catalog read now, so
+    /// that a missing or unreadable file is an error at start.
+    pub fn new(sources: Vec<SqliteSource>, config: SqliteConfig) -> Result<Self, SqliteError> {
+        if sources.is_empty() {
+            return Err(SqliteError::NoDatabase);
+        }
+        let mut dbs: Vec<Arc<Database>> = Vec::with_capacity(sources.len());
+        for source in sources {
+            if !is_segment_name(&source.name) || dbs.iter().any(|d| d.name == source.name) {
+                return Err(SqliteError::BadName(source.name));
+            }
+            dbs.push(Arc::new(Database::open(source, &config)?));
+        }
+        Ok(SqliteProvider { dbs, config })
+    }
+
+    /// Serves one database file, named after its stem.
+    pub fn open(path: impl Into<PathBuf>, config: SqliteConfig) -> Result<Self, SqliteError> {
+        SqliteProvider::new(vec![SqliteSource::file(path)], config)
+    }
+
+    /// The names of the databases served.
+    pub fn database_names(&self) -> Vec<&str> {
+        self.dbs.iter().map(|d| d.name.as_str()).collect()
+    }
+
+    /// The row template, `db://{db}/{table}/{pk}`.
+    pub fn row_template() -> String {
+        row_template(&LEVELS)
+    }
+
+    /// The schema template, `db://{db}/{table}/$schema`.
+    pub fn schema_template() -> String {
+        schema_template(&LEVELS)
+    }
+
+    fn budget(&self) -> Arc<Budget> {
+        Budget::new(self.config.statement_timeout)
+    }
+
+    fn database(&self, name: &str) -> Option<&Arc<Database>> {
+        self.dbs.iter().find(|d| d.name == name)
+    }
+
+    /// The target of `uri` and its database, or not-found.
+    fn resolve(&self, uri: &str) -> Result<(Target, Arc<Database>), ResourceError> {
+        let target = parse(uri, LEVELS.len())
+            .ok_or_else(|| refused(uri, "not a db:// URI of this layout"))?;
+        let db = self
+            .database(target.db())
+            .ok_or_else(|| refused(uri, "no such database"))?;
+        Ok((target, Arc::clone(db)))
+    }
+
+    /// Runs `f` on `db` on a blocking thread, once one of its connections is free, under a
+    /// budget that dropping the returned future stops ([`crate::kit::blocking`]); failures
+    /// are errors about `uri`.
+    async fn blocking_on<T: Send + 'static>(
+        &self,
+        db: Arc<Database>,
+        uri: &str,
+        f: impl FnOnce(&Database, &Connection, &Catalog) -> Result<T, OpError> + Send + 'static,
+    ) -> Result<T, ResourceError> {
+        let limits = *db.pool.limits();
+        // The semaphore is never closed.
+        let permit = Arc::clone(&db.permits)
+            .acquire_owned()
+            .await
+            .map_err(ResourceError::internal)?;
+        let worker = Arc::clone(&db);
+        let budget = Budget::new(db.settings.statement_timeout);
+        let held = Arc::clone(&budget);
+        blocking::run(budget, move |_| {
+            // The statements' span, under the request's (`blocking::run` carries it here).
+            let _span = rsrc::observe::child_span(|| {
+                tracing::info_span!(
+                    target: "rsrc::sqlite",
+                    "sqlite",
+                    otel.kind = "client",
+                    db.system.name = "sqlite",
+                    db.namespace = worker.name.as_str(),
+                )
+            })
+            .entered();
+            let out = worker.run(&held, |c, cat| f(&worker, c, cat));
+            drop(permit);
+            out
+        })
+        .await
+        .map_err(|e| e.into_resource_error(uri, &limits))
+    }
+}
+
+/// The relation a target names, or not-found.
+fn relation<'c>(cat: &'c Catalog, path: &[String]) -> Result<&'c Arc<Relation>, OpError> {
+    path.first()
+        .and_then(|name| cat.get(name))
+        .ok_or(OpError::NotFound)
+}
 
 impl Provider for SqliteProvider {
     fn templates(&self) -> Vec<ResourceTemplate> {

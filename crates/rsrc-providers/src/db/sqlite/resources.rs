@@ -11,11 +11,11 @@ use std::sync::Arc;
 use rsrc::protocol::{CacheHint, Resource, ResourceContents};
 use rsrc::{Filter, ListEntry, Page, ResourceError};
 
-use super::Database;
 use super::catalog::{Catalog, Relation};
 use super::conn::Budget;
-use crate::db::PREFIX;
+use super::database::Database;
 use crate::db::resources::{self, counted, schema_contents, schema_resource};
+use crate::db::uri::PREFIX;
 
 /// How the rows of a relation without a key are ordered (see the module docs of
 /// [`super`]).

@@ -11,7 +11,9 @@ use rusqlite::{Connection, params_from_iter};
 use super::catalog::{Relation, canonical_integer};
 use super::conn::OpError;
 use super::values::{cells, key_values, too_large};
-use crate::db::{KeyValue, RowKey, key_segment, row_csv, row_json};
+use crate::db::model::KeyValue;
+use crate::db::render::{row_csv, row_json};
+use crate::db::uri::{RowKey, key_segment};
 
 /// A row, rendered.
 #[derive(Debug)]

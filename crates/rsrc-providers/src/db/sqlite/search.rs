@@ -13,10 +13,11 @@ use rusqlite::Connection;
 
 use super::catalog::Catalog;
 use super::conn::OpError;
+use super::database::Database;
 use super::resources::{database_resource, relation_resource};
-use super::{Database, rows};
+use super::rows;
+use crate::db::model::{KeyValue, decode_key_position, encode_key_position};
 use crate::db::resources::row_entry;
-use crate::db::{KeyValue, decode_key_position, encode_key_position};
 
 /// Most rows one search call examines, over every database.
 pub(super) const SCAN: usize = 50_000;
@@ -165,7 +166,7 @@ pub(super) fn within(
 #[cfg(test)]
 mod tests {
     use super::{Stage, decode, encode};
-    use crate::db::KeyValue;
+    use crate::db::model::KeyValue;
 
     #[test]
     fn positions_round_trip_and_garbage_is_refused() {

@@ -8,7 +8,7 @@ use rusqlite::Row;
 use rusqlite::types::{ToSql, ToSqlOutput, ValueRef};
 
 use super::conn::OpError;
-use crate::db::{Cell, KeyValue};
+use crate::db::model::{Cell, KeyValue};
 
 impl ToSql for KeyValue {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {

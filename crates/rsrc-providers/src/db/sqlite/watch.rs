@@ -15,8 +15,8 @@ use std::time::Duration;
 use rsrc::ChangeFeed;
 use rusqlite::Connection;
 
-use super::Database;
 use super::conn::Conn;
+use super::database::Database;
 use crate::kit::watch::{self, Runs, Source, Subscribed};
 
 fn data_version(conn: &Connection) -> rusqlite::Result<i64> {

@@ -1,5 +1,7 @@
-//! Which files and directories a root exposes: hidden names, `.gitignore` / `.ignore`
-//! rules, and include / exclude globs.
+//! Visibility: which files and directories a root exposes at all — hidden names,
+//! `.gitignore` / `.ignore` rules, include / exclude globs and withheld files. (Not to be
+//! confused with a *filter*, which is SEP-2564's selection among what a listing shows:
+//! a filter only ever narrows what is visible.)
 //!
 //! Invariants:
 //! - One rule for every operation: an entry that a listing omits also reads, lists and
@@ -132,7 +134,7 @@ const CACHE_LIMIT: usize = 4096;
 
 /// Visibility rules of the filesystem provider.
 #[derive(Debug, Clone, Default)]
-pub struct FilterConfig {
+pub struct VisibilityConfig {
     /// Expose names starting with `.` (default: no).
     pub include_hidden: bool,
     /// Honour `.gitignore` and `.ignore` files (default: yes).
@@ -148,10 +150,10 @@ pub struct FilterConfig {
     pub withheld: Vec<PathBuf>,
 }
 
-impl FilterConfig {
+impl VisibilityConfig {
     /// The default rules: no hidden files, ignore files honoured, no globs.
     pub fn standard() -> Self {
-        FilterConfig {
+        VisibilityConfig {
             include_hidden: false,
             respect_ignore_files: true,
             include: Vec::new(),
@@ -172,7 +174,7 @@ enum DirIgnore {
     Closed,
 }
 
-/// Ignore rules by directory (each root has its own [`Filter`]), with when they were
+/// Ignore rules by directory (each root has its own [`Visibility`]), with when they were
 /// read.
 type IgnoreCache = HashMap<RelPath, (Instant, DirIgnore)>;
 
@@ -181,14 +183,14 @@ const RULES_TTL: Duration = Duration::from_secs(2);
 
 /// Compiled visibility rules, with a cache of per-directory ignore rules.
 #[derive(Debug)]
-pub(crate) struct Filter {
+pub(crate) struct Visibility {
     include_hidden: bool,
     respect_ignore_files: bool,
     include: Option<GlobSet>,
     exclude: Option<GlobSet>,
-    /// [`FilterConfig::withheld`] inside the root, relative to it.
+    /// [`VisibilityConfig::withheld`] inside the root, relative to it.
     withheld_paths: Vec<PathBuf>,
-    /// [`FilterConfig::withheld`] as (device, inode).
+    /// [`VisibilityConfig::withheld`] as (device, inode).
     withheld_ids: Vec<(u64, u64)>,
     ignore_cache: Mutex<IgnoreCache>,
 }
@@ -228,9 +230,9 @@ fn read_rules(dir_handle: &Dir, dir: &RelPath) -> DirIgnore {
     }
 }
 
-impl Filter {
+impl Visibility {
     /// The rules of `config` for the root at `root`.
-    pub(crate) fn new(config: &FilterConfig, root: &Path) -> Result<Filter, String> {
+    pub(crate) fn new(config: &VisibilityConfig, root: &Path) -> Result<Visibility, String> {
         use std::os::unix::fs::MetadataExt as _;
         let root = std::fs::canonicalize(root).ok();
         let mut withheld_paths = Vec::new();
@@ -246,7 +248,7 @@ impl Filter {
                 withheld_paths.push(rel.to_path_buf());
             }
         }
-        Ok(Filter {
+        Ok(Visibility {
             include_hidden: config.include_hidden,
             respect_ignore_files: config.respect_ignore_files,
             include: globset(&config.include)?,
@@ -257,7 +259,7 @@ impl Filter {
         })
     }
 
-    /// Whether the file opened with metadata `md` is one of [`FilterConfig::withheld`]
+    /// Whether the file opened with metadata `md` is one of [`VisibilityConfig::withheld`]
     /// (by any name).
     pub(crate) fn withholds(&self, md: &cap_std::fs::Metadata) -> bool {
         use cap_std::fs::MetadataExt as _;
