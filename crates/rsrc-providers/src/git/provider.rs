@@ -18,6 +18,7 @@ use super::state::{PREFIX, ServedRepo, display_name};
 use super::watch;
 use crate::kit::blocking::{self, Stop};
 use crate::kit::source_name::is_host_name;
+use crate::kit::watch::{DigestWatched, Subscribed};
 
 /// A git repository served as resources. Mount it at its [`GitProvider::prefix`]:
 ///
@@ -115,6 +116,16 @@ impl GitProvider {
     }
 }
 
+impl DigestWatched for GitProvider {
+    fn watches(&self) -> bool {
+        self.served.config.poll_interval.is_some()
+    }
+
+    fn tables(&self) -> impl Iterator<Item = &Subscribed> {
+        std::iter::once(&self.served.subscribed)
+    }
+}
+
 impl Provider for GitProvider {
     fn templates(&self) -> Vec<ResourceTemplate> {
         let template = ResourceTemplate::new(self.template(), format!("git {}", self.served.name))
@@ -131,20 +142,16 @@ impl Provider for GitProvider {
     }
 
     fn capabilities(&self) -> ProviderCapabilities {
-        let watching = self.served.config.poll_interval.is_some();
-        ProviderCapabilities::default()
-            .with_subscribe(watching)
-            .with_list_changed(watching)
+        self.watched_capabilities()
     }
 
-    /// Its watcher digests subscribed resources only (`kit/watch.rs`): a change to one
-    /// not yet subscribed is never published.
+    /// Its watcher digests subscribed resources only ([`DigestWatched`]).
     fn hears_every_change(&self) -> bool {
-        !self.capabilities().subscribe
+        self.hears_unsubscribed_changes()
     }
 
     fn armed(&self) -> bool {
-        self.served.subscribed.is_armed()
+        self.watchers_armed()
     }
 
     fn attach(&self, feed: ChangeFeed) {

@@ -10,7 +10,7 @@
 //! | [`content`] | MIME and text detection | `fs`, `git`, `skills` |
 //! | [`rel_path`] | a path beneath a served directory, and its URI | `fs`, `skills` (Unix) |
 //! | [`open`] | opening and reading one file beneath a root handle | `fs`, `skills` (Unix) |
-//! | [`watch`] | the poll-and-digest watcher and its subscription table | `sqlite`, `postgres`, `git` |
+//! | [`watch`] | the poll-and-digest watcher, its subscription table, and what a provider it watches tells the engine (it hears changes only for what is subscribed) | `sqlite`, `postgres`, `git` |
 //! | [`armed`] | a subscription waits until its watcher sees every change | `fs`, `sqlite`, `postgres`, `git` |
 //! | [`time`] | RFC 3339 timestamps, never a panic for an out-of-range time | `fs`, `git` |
 //!

@@ -6,9 +6,9 @@
 //!
 //! A provider implements [`Source`] (how to look, what a move means beyond digests, how
 //! to digest one URI), keeps a [`Subscribed`] table (filled when a client subscribes) and
-//! calls [`start`]. The turn-taking among the instances of a deployment is
-//! [`crate::poll`]'s: one instance polls, the others look once when it finds a change,
-//! each telling its own subscribers.
+//! calls [`start`]; it tells the engine what it hears through [`DigestWatched`]. The
+//! turn-taking among the instances of a deployment is [`crate::poll`]'s: one instance
+//! polls, the others look once when it finds a change, each telling its own subscribers.
 //!
 //! Invariants:
 //! - A look is cheap and runs every interval; subscribed URIs are digested only when the
@@ -24,6 +24,8 @@
 //! - The watcher holds its source weakly and ends as soon as the source is dropped; a
 //!   look that fails is logged once until one succeeds again; a panic inside one poll (a
 //!   corrupt repository) is logged and the next poll goes on.
+//! - A provider watched here hears a change only for what is subscribed, and says so in
+//!   one place ([`DigestWatched`]).
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -33,7 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use rsrc::ChangeFeed;
+use rsrc::{ChangeFeed, ProviderCapabilities};
 use tokio::sync::Notify;
 
 use crate::kit::armed::Armed;
@@ -111,6 +113,40 @@ impl Subscribed {
 impl Drop for Subscribed {
     fn drop(&mut self) {
         self.gone.notify_one();
+    }
+}
+
+/// A provider whose changes this watcher finds, and what it therefore tells the engine —
+/// the rule written once for every such provider: while it watches, it may be subscribed
+/// to and heard changing its list; it hears a change only for what is subscribed (its
+/// watcher digests subscribed resources only, so a change to one not yet subscribed is
+/// never published), so it does not hear every change; and it is armed once each of its
+/// sources' watchers took its first look. Its `rsrc::Provider` face answers
+/// `capabilities`, `hears_every_change` and `armed` with the methods here.
+pub(crate) trait DigestWatched {
+    /// Whether it is set to watch its sources.
+    fn watches(&self) -> bool;
+
+    /// The subscription table of each source it watches.
+    fn tables(&self) -> impl Iterator<Item = &Subscribed>;
+
+    /// Subscriptions and list changes, while it watches.
+    fn watched_capabilities(&self) -> ProviderCapabilities {
+        let watching = self.watches();
+        ProviderCapabilities::default()
+            .with_subscribe(watching)
+            .with_list_changed(watching)
+    }
+
+    /// Whether a change to any of its resources, subscribed or not, would be published:
+    /// only when it does not watch (then none is, and nothing can be subscribed).
+    fn hears_unsubscribed_changes(&self) -> bool {
+        !self.watches()
+    }
+
+    /// Whether every watcher took its first look.
+    fn watchers_armed(&self) -> bool {
+        self.tables().all(Subscribed::is_armed)
     }
 }
 

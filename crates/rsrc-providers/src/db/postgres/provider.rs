@@ -18,6 +18,7 @@ use crate::db::resources::{RelationPosition, relation_page};
 use crate::db::uri::{
     JSON_MIME_TYPE, PREFIX, RowKey, SCHEMA_SEGMENT, Target, push_segment, row_uri,
 };
+use crate::kit::watch::{DigestWatched, Subscribed};
 
 /// A PostgreSQL database as resources. Cheap to clone.
 #[derive(Clone)]
@@ -79,6 +80,16 @@ fn page_of(mut entries: Vec<Resource>, req: &ListRequest<'_>, limit: usize) -> P
             .collect(),
         next: page.next,
         cache: None,
+    }
+}
+
+impl DigestWatched for PostgresProvider {
+    fn watches(&self) -> bool {
+        self.db.config.watch
+    }
+
+    fn tables(&self) -> impl Iterator<Item = &Subscribed> {
+        std::iter::once(&self.db.subscribed)
     }
 }
 
@@ -313,20 +324,16 @@ impl Provider for PostgresProvider {
     }
 
     fn capabilities(&self) -> ProviderCapabilities {
-        let watching = self.db.config.watch;
-        ProviderCapabilities::default()
-            .with_subscribe(watching)
-            .with_list_changed(watching)
+        self.watched_capabilities()
     }
 
-    /// Its watcher digests subscribed resources only (`kit/watch.rs`): a change to one
-    /// not yet subscribed is never published.
+    /// Its watcher digests subscribed resources only ([`DigestWatched`]).
     fn hears_every_change(&self) -> bool {
-        !self.capabilities().subscribe
+        self.hears_unsubscribed_changes()
     }
 
     fn armed(&self) -> bool {
-        self.db.subscribed.is_armed()
+        self.watchers_armed()
     }
 
     fn attach(&self, feed: ChangeFeed) {

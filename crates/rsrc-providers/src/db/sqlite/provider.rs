@@ -36,6 +36,7 @@ use crate::db::uri::{
 use crate::kit::blocking;
 use crate::kit::refusal::refused;
 use crate::kit::source_name::is_segment_name;
+use crate::kit::watch::{DigestWatched, Subscribed};
 
 /// SQLite databases served as resources.
 pub struct SqliteProvider {
@@ -155,6 +156,16 @@ fn relation<'c>(cat: &'c Catalog, path: &[String]) -> Result<&'c Arc<Relation>, 
         .ok_or(OpError::NotFound)
 }
 
+impl DigestWatched for SqliteProvider {
+    fn watches(&self) -> bool {
+        self.config.watch
+    }
+
+    fn tables(&self) -> impl Iterator<Item = &Subscribed> {
+        self.dbs.iter().map(|db| &db.subscribed)
+    }
+}
+
 impl Provider for SqliteProvider {
     fn templates(&self) -> Vec<ResourceTemplate> {
         vec![
@@ -183,20 +194,16 @@ impl Provider for SqliteProvider {
     }
 
     fn capabilities(&self) -> ProviderCapabilities {
-        let watching = self.config.watch;
-        ProviderCapabilities::default()
-            .with_subscribe(watching)
-            .with_list_changed(watching)
+        self.watched_capabilities()
     }
 
-    /// Its watcher digests subscribed resources only (`kit/watch.rs`): a change to one
-    /// not yet subscribed is never published.
+    /// Its watcher digests subscribed resources only ([`DigestWatched`]).
     fn hears_every_change(&self) -> bool {
-        !self.capabilities().subscribe
+        self.hears_unsubscribed_changes()
     }
 
     fn armed(&self) -> bool {
-        self.dbs.iter().all(|db| db.subscribed.is_armed())
+        self.watchers_armed()
     }
 
     fn attach(&self, feed: ChangeFeed) {
