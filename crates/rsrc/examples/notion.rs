@@ -10,8 +10,10 @@
 //!
 //! ```sh
 //! cargo run -p rsrc --example notion                                   # stdio
-//! cargo run -p rsrc --example notion --features http -- --http 127.0.0.1:8080
 //! ```
+//!
+//! The same server is served over Streamable HTTP by the `rsrc-http` crate
+//! (`rsrc_http::serve_http`).
 
 // `FakeNotion::create_page` is for the rmcp example's tool.
 #[allow(dead_code, unreachable_pub)]
@@ -33,33 +35,10 @@ pub fn server(client: Arc<FakeNotion>) -> Result<rsrc::Server, rsrc::BuildError>
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = server(Arc::new(FakeNotion::from_env()))?;
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.as_slice() {
-        [] => rsrc::transport::serve_stdio(&server, &Default::default()).await?,
-        [flag, addr] if flag == "--http" => serve_http(&server, addr).await?,
-        _ => {
-            eprintln!("usage: notion [--http ADDR]");
-            std::process::exit(2);
-        }
+    if std::env::args().len() > 1 {
+        eprintln!("usage: notion (it serves on stdio)");
+        std::process::exit(2);
     }
+    rsrc::transport::serve_stdio(&server, &Default::default()).await?;
     Ok(())
-}
-
-#[cfg(feature = "http")]
-async fn serve_http(server: &rsrc::Server, addr: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    eprintln!("serving http://{}/mcp", listener.local_addr()?);
-    let stop = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    rsrc::transport::http::serve_http(server, listener, Default::default(), stop).await?;
-    Ok(())
-}
-
-#[cfg(not(feature = "http"))]
-async fn serve_http(_: &rsrc::Server, _: &str) -> Result<(), Box<dyn std::error::Error>> {
-    Err(
-        "built without HTTP: cargo run -p rsrc --example notion --features http -- --http ADDR"
-            .into(),
-    )
 }

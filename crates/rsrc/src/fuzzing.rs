@@ -166,13 +166,6 @@ pub fn uri(data: &[u8]) {
     }
 }
 
-/// The HTTP transport's header checks (`Accept`, `Content-Type`, `Host`/`Origin`
-/// allowlists, `MCP-Protocol-Version`) on arbitrary header bytes.
-#[cfg(feature = "http")]
-pub fn http_headers(data: &[u8]) {
-    crate::transport::http::fuzz_headers(data);
-}
-
 /// SEP-2564 filters (`crate::filter`): the first line holds tab-separated patterns, the
 /// other lines are texts to match. Any patterns compile or are refused with a reason,
 /// never a panic; a pattern without wildcards, classes or escapes matches exactly itself;

@@ -329,13 +329,16 @@ pub const DURATION_BUCKETS: &[f64] = &[
 /// The `network.transport` of a carrier: `pipe` for stdio and other byte streams, `tcp`
 /// for HTTP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Transport {
+pub enum Transport {
+    /// Stdio and other byte streams.
     Pipe,
+    /// HTTP.
     Tcp,
 }
 
 impl Transport {
-    pub(crate) fn as_str(self) -> &'static str {
+    /// The attribute's value.
+    pub fn as_str(self) -> &'static str {
         match self {
             Transport::Pipe => "pipe",
             Transport::Tcp => "tcp",
@@ -360,7 +363,7 @@ static OPERATIONS: std::sync::LazyLock<
 
 /// Counts bytes written to a client over `transport` (`rsrc_sent_bytes_total`), through
 /// a handle registered once.
-pub(crate) fn sent(transport: Transport, bytes: usize) {
+pub fn sent(transport: Transport, bytes: usize) {
     static PIPE: std::sync::OnceLock<metrics::Counter> = std::sync::OnceLock::new();
     static TCP: std::sync::OnceLock<metrics::Counter> = std::sync::OnceLock::new();
     let counter = match transport {
@@ -567,8 +570,7 @@ pub fn cache_eviction(cache: &'static str, cause: &'static str) {
 
 /// Counts an HTTP request refused before the engine saw it (`rsrc_http_refusals_total`):
 /// `reason` is one of a fixed set of words (`host`, `origin`, `auth`, `body_size`, …).
-#[cfg(feature = "http")]
-pub(crate) fn http_refusal(reason: &'static str) {
+pub fn http_refusal(reason: &'static str) {
     debug_assert!(HTTP_REFUSAL_REASONS.contains(&reason), "{reason}");
     metrics::counter!(HTTP_REFUSALS, "reason" => reason).increment(1);
 }

@@ -1,7 +1,6 @@
 //! Replays every file of the fuzz corpora (`fuzz/corpus/<target>/`) through the checks the
 //! fuzz targets run (`rsrc::fuzzing`), so that what fuzzing found stays fixed without
 //! cargo-fuzz or nightly. `.ci/run` fuzzes each target for a bounded time.
-#![cfg(feature = "http")]
 
 use std::path::Path;
 
@@ -41,11 +40,6 @@ fn the_cursor_corpus_opens_or_is_refused() {
 #[test]
 fn the_uri_corpus_maps_or_is_refused() {
     replay("uri", rsrc::fuzzing::uri);
-}
-
-#[test]
-fn the_http_headers_corpus_is_checked() {
-    replay("http_headers", rsrc::fuzzing::http_headers);
 }
 
 #[test]

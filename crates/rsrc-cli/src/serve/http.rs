@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use rsrc::Server;
-use rsrc::transport::http::{AuthConfig, HttpConfig, JwtVerifier, TokenVerifier};
+use rsrc_http::{AuthConfig, HttpConfig, JwtVerifier, TokenVerifier};
 
 use super::drain::Drain;
 use super::secrets::{check_key, read_secret, read_text_secret};
@@ -88,7 +88,7 @@ pub(super) fn serve_http(
             ..HttpConfig::default()
         };
         drain.listening();
-        rsrc::transport::http::serve_http(server, listener, http_config, drain.then_stop()).await?;
+        rsrc_http::serve_http(server, listener, http_config, drain.then_stop()).await?;
         server.leave_cluster().await;
         Ok::<_, Box<dyn std::error::Error>>(())
     })?;

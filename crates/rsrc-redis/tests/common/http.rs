@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rsrc::protocol::{ProtocolVersion, Resource, ResourceTemplate};
-use rsrc::transport::http::{HttpConfig, serve_http};
+use rsrc_http::{HttpConfig, serve_http};
 use rsrc::{Representation, RequestContext, Server, TemplateResource};
 use rsrc_testkit::HttpPeer;
 use serde_json::{Value, json};

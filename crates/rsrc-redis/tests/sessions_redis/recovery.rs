@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use rsrc::transport::http::HttpConfig;
+use rsrc_http::HttpConfig;
 use rsrc_testkit::redis::RedisServer;
 use serde_json::json;
 

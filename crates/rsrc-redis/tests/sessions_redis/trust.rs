@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use rsrc::transport::http::HttpConfig;
+use rsrc_http::HttpConfig;
 use rsrc_testkit::redis::RedisServer;
 use serde_json::json;
 
@@ -40,7 +40,7 @@ fn everything_in(redis: &RedisServer) -> Vec<(String, String)> {
 /// token's digest, in any key, any value or any message on the channel.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_never_holds_a_session_id_nor_a_plain_owner_digest() {
-    use rsrc::transport::http::{AuthConfig, TokenVerifier};
+    use rsrc_http::{AuthConfig, TokenVerifier};
     use sha2::Digest as _;
     let Some(redis) = RedisServer::start() else {
         return;

@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use rsrc_protocol::lifecycle::InitializeParams;
 use rsrc_protocol::meta::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, RequestMeta};
-use rsrc_protocol::{Implementation, LoggingLevel, ProtocolVersion};
+use rsrc_protocol::{ErrorObject, Implementation, LoggingLevel, ProtocolVersion};
 
 use super::session::{Carrier, Negotiated, Session};
 use crate::error::RequestError;
@@ -97,9 +97,8 @@ impl<'a> Asked<'a> {
 
 /// The era a transport's version header names (Streamable HTTP's `MCP-Protocol-Version`):
 /// which path, stateless or in a session, its requests take.
-#[cfg_attr(not(feature = "http"), allow(dead_code))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum HeaderEra {
+pub enum HeaderEra {
     /// A 2026-07-28 revision: stateless.
     Modern(ProtocolVersion),
     /// A 2025 revision, or 2025-03-26 (the revision a client that sends no header
@@ -110,13 +109,11 @@ pub(crate) enum HeaderEra {
 }
 
 /// The revision assumed for a legacy client that names none.
-#[cfg_attr(not(feature = "http"), allow(dead_code))]
-pub(crate) const UNNAMED_LEGACY: &str = "2025-03-26";
+pub const UNNAMED_LEGACY: &str = "2025-03-26";
 
 /// What a transport's version header `value` names (absent: treat as
 /// [`UNNAMED_LEGACY`]).
-#[cfg_attr(not(feature = "http"), allow(dead_code))]
-pub(crate) fn header_era(value: &str) -> HeaderEra {
+pub fn header_era(value: &str) -> HeaderEra {
     let value = value.trim();
     match value.parse::<ProtocolVersion>() {
         Ok(v) if v.is_modern() => HeaderEra::Modern(v),
@@ -124,6 +121,15 @@ pub(crate) fn header_era(value: &str) -> HeaderEra {
         Err(_) if value == UNNAMED_LEGACY => HeaderEra::Legacy,
         Err(_) => HeaderEra::Unsupported,
     }
+}
+
+/// The error answering a request whose version header names a revision this server
+/// does not serve ([`HeaderEra::Unsupported`]): `-32022`, with the revisions served.
+pub fn unsupported_version(requested: &str) -> ErrorObject {
+    RequestError::UnsupportedVersion {
+        requested: requested.to_owned(),
+    }
+    .to_error_object(Some(ProtocolVersion::LATEST))
 }
 
 /// Which revisions a method exists in.

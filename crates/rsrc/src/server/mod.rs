@@ -18,7 +18,7 @@ mod builder;
 mod config;
 mod dispatch;
 mod fit;
-pub(crate) mod gate;
+pub mod gate;
 mod handlers;
 mod host;
 mod hosted;
@@ -33,10 +33,9 @@ use std::sync::Arc;
 use rsrc_protocol::Implementation;
 
 use crate::budget::ByteBudget;
-#[cfg(feature = "http")]
-use crate::sessions::SessionState;
 use crate::changes::ChangeFeed;
 use crate::context::Notifier;
+use crate::sessions::SessionState;
 use inside::ServerState;
 
 pub use builder::{BuildError, ServerBuilder};
@@ -44,12 +43,10 @@ pub use config::ServerConfig;
 pub use dispatch::{Handled, Incoming, Notice, Outcome, Prepared, Refusal};
 pub use hosted::{HeldChanges, HostRequest};
 pub use reply::Reply;
-pub(crate) use reply::Streaming;
-#[cfg(feature = "http")]
-pub(crate) use reply::{Framed, holding};
+pub use reply::Streaming;
+pub use reply::{Framed, holding};
 pub use router::Router;
-#[cfg(feature = "http")]
-pub(crate) use session::Negotiated;
+pub use session::Negotiated;
 pub use session::Session;
 pub use tools::ToolsConfig;
 
@@ -190,8 +187,7 @@ impl Server {
     }
 
     /// What requests changed in `session` (for a [`SessionStore`](crate::sessions::SessionStore)).
-    #[cfg(feature = "http")]
-    pub(crate) fn session_state(session: &Session) -> SessionState {
+    pub fn session_state(session: &Session) -> SessionState {
         SessionState {
             initialized: session.is_initialized(),
             log_level: session.log_level().and_then(|l| {
@@ -208,8 +204,7 @@ impl Server {
 
     /// Gives `session` the state another instance recorded. Subscriptions are taken
     /// without asking providers again: the instance that took them did.
-    #[cfg(feature = "http")]
-    pub(crate) fn apply_session_state(&self, session: &Session, state: &SessionState) {
+    pub fn apply_session_state(&self, session: &Session, state: &SessionState) {
         if state.initialized {
             session.mark_initialized();
         }
@@ -241,8 +236,7 @@ impl Server {
     /// Tells `session` that anything may have changed: `list_changed` if it hears list
     /// changes, and an update of each of its subscriptions (its notifications may have
     /// been lost with another instance).
-    #[cfg(feature = "http")]
-    pub(crate) fn resync_session(session: &Session) {
+    pub fn resync_session(session: &Session) {
         if let Some(l) = session.existing_listener() {
             l.resync();
         }
@@ -250,8 +244,7 @@ impl Server {
 
     /// Where legacy HTTP sessions lasting `idle` are shared with the other instances,
     /// if the server's bus holds sessions.
-    #[cfg(feature = "http")]
-    pub(crate) fn session_store(
+    pub fn session_store(
         &self,
         idle: std::time::Duration,
     ) -> Option<Arc<dyn crate::sessions::SessionStore>> {

@@ -257,8 +257,7 @@ impl Reply {
     /// message: whole, with what the reply held of the budget of content in flight; or,
     /// if it holds texts of at least `min` bytes, as a [`Streaming`] message, which writes
     /// itself a piece at a time and holds that share until it is dropped.
-    #[cfg(feature = "http")]
-    pub(crate) fn into_framed(self, prefix: &[u8], suffix: &[u8], min: usize) -> Framed {
+    pub fn into_framed(self, prefix: &[u8], suffix: &[u8], min: usize) -> Framed {
         let mut out = Vec::with_capacity(prefix.len() + 256);
         out.extend_from_slice(prefix);
         match self.encode_ending(&mut out, 0, suffix, min) {
@@ -323,9 +322,10 @@ impl Reply {
 
 /// A message of [`Reply::into_framed`]: whole, with the reservation the reply held (turn
 /// both into bytes holding it with [`holding`]), or a piece at a time.
-#[cfg(feature = "http")]
-pub(crate) enum Framed {
+pub enum Framed {
+    /// The whole message, and the reservation the reply held.
     Whole(Vec<u8>, Reservation),
+    /// The message, to be written a piece at a time.
     Streaming(Streaming),
 }
 
@@ -333,7 +333,7 @@ pub(crate) enum Framed {
 /// large texts left out, which are escaped into the output as it drains, so that a large
 /// text never sits in memory twice and its escaping overlaps the writing. It holds the
 /// reply's share of the budget of content in flight until it is all out.
-pub(crate) struct Streaming {
+pub struct Streaming {
     /// The line, newline included, without the deferred texts.
     bytes: Vec<u8>,
     /// How much of `bytes` is out.
@@ -377,8 +377,7 @@ impl Streaming {
 
     /// The next piece, of about `size` bytes, in a buffer of its own; and whether it is
     /// the last.
-    #[cfg(feature = "http")]
-    pub(crate) fn next_piece(&mut self, size: usize) -> (Vec<u8>, bool) {
+    pub fn next_piece(&mut self, size: usize) -> (Vec<u8>, bool) {
         let mut out = Vec::with_capacity(size + size / 8);
         let last = self.fill(&mut out, size);
         (out, last)
@@ -386,14 +385,13 @@ impl Streaming {
 
     /// The last piece [`Streaming::next_piece`] made, holding what this message held of
     /// the budget of content in flight until it is dropped.
-    #[cfg(feature = "http")]
-    pub(crate) fn into_last_piece(self, piece: Vec<u8>) -> Bytes {
+    pub fn into_last_piece(self, piece: Vec<u8>) -> Bytes {
         holding(piece, self._hold)
     }
 }
 
 /// `bytes`, holding `hold` until they (and every slice of them) are dropped.
-pub(crate) fn holding(bytes: Vec<u8>, hold: Reservation) -> Bytes {
+pub fn holding(bytes: Vec<u8>, hold: Reservation) -> Bytes {
     if hold.is_empty() {
         return Bytes::from(bytes);
     }

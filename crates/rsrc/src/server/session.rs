@@ -27,14 +27,15 @@ use crate::observe::{self, Transport};
 
 /// The outcome of a legacy `initialize` (settled by the gate).
 #[derive(Debug, Clone)]
-pub(crate) struct Negotiated {
-    pub(crate) version: ProtocolVersion,
-    pub(crate) client_info: Option<Arc<Implementation>>,
+pub struct Negotiated {
+    /// The revision agreed.
+    pub version: ProtocolVersion,
+    /// The client's `clientInfo`.
+    pub client_info: Option<Arc<Implementation>>,
     /// Kept for a shared session store.
-    #[cfg_attr(not(feature = "http"), expect(dead_code))]
-    pub(crate) capabilities: Arc<ClientCapabilities>,
+    pub capabilities: Arc<ClientCapabilities>,
     /// When `initialize` settled it.
-    pub(crate) at: Instant,
+    pub at: Instant,
 }
 
 /// What carries a session's requests.
@@ -43,7 +44,6 @@ pub(crate) enum Carrier {
     /// A connection (stdio, a socket, in memory): both eras.
     Connection,
     /// A legacy Streamable HTTP session.
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     HttpSession,
     /// One stateless request.
     Stateless,
@@ -88,8 +88,7 @@ impl Session {
 
     /// A legacy Streamable HTTP session: the 2025 revisions only (a 2026-07-28 request
     /// travels with its own `MCP-Protocol-Version`, outside any session).
-    #[cfg(feature = "http")]
-    pub(crate) fn http(notifier: Notifier, id: Arc<str>) -> Self {
+    pub fn http(notifier: Notifier, id: Arc<str>) -> Self {
         let mut session = Session::build(notifier, Carrier::HttpSession);
         session.http_id = Some(id);
         session
@@ -143,7 +142,8 @@ impl Session {
         self.negotiated.get().map(|n| n.version)
     }
 
-    pub(crate) fn negotiated(&self) -> Option<&Negotiated> {
+    /// What `initialize` settled, if it ran (here or, for a shared session, elsewhere).
+    pub fn negotiated(&self) -> Option<&Negotiated> {
         self.negotiated.get()
     }
 
@@ -161,8 +161,7 @@ impl Session {
 
     /// Records the outcome of an `initialize` answered elsewhere (a copy of a shared
     /// session): not counted as a session opened here.
-    #[cfg(feature = "http")]
-    pub(crate) fn negotiated_elsewhere(&self, n: Negotiated) -> bool {
+    pub fn negotiated_elsewhere(&self, n: Negotiated) -> bool {
         self.negotiated.set(n).is_ok()
     }
 
@@ -206,7 +205,6 @@ impl Session {
     }
 
     /// The session's listener, if it has one yet.
-    #[cfg(feature = "http")]
     pub(crate) fn existing_listener(&self) -> Option<&Arc<Listener>> {
         self.listener.get()
     }

@@ -1,17 +1,11 @@
 //! Transports: newline-delimited JSON over any byte stream ([`serve_stream`]), standard
 //! input and output ([`serve_stdio`]), an in-memory pipe for tests and embedding
-//! ([`serve_in_memory`]), and Streamable HTTP (`http`, with the `http` feature).
+//! ([`serve_in_memory`]); Streamable HTTP is the `rsrc-http` crate's.
 //!
 //! Invariant: a transport only moves bytes; every protocol decision is the server's. A
 //! reply holding a large text is written the same way by every transport: a piece at a
 //! time as its output drains ([`STREAM_FROM`], [`PIECE`]).
 
-#[cfg(feature = "http")]
-#[allow(
-    clippy::result_large_err,
-    reason = "a refused request is answered with its response, built where it is refused"
-)]
-pub mod http;
 mod lines;
 mod stdio;
 mod stream;
@@ -25,11 +19,11 @@ use tokio::io::DuplexStream;
 use crate::server::Server;
 
 /// Replies holding a text of this size or more are written a piece at a time
-/// ([`Streaming`](crate::server::Streaming)), over every transport: the text is escaped
-/// into the output as it drains, never whole.
-pub(crate) const STREAM_FROM: usize = 1024 * 1024;
+/// ([`Streaming`](crate::server::Streaming)), over every transport (this crate's and
+/// `rsrc-http`): the text is escaped into the output as it drains, never whole.
+pub const STREAM_FROM: usize = 1024 * 1024;
 /// How much output a streaming reply adds at a time.
-pub(crate) const PIECE: usize = 256 * 1024;
+pub const PIECE: usize = 256 * 1024;
 
 /// Serves `server` on a fresh in-memory pipe, on a spawned task, and returns the client's
 /// end of it. The task ends when the client's end is dropped.
