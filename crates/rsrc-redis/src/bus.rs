@@ -102,6 +102,12 @@ impl RedisBus {
         &self.shared.id
     }
 
+    /// How many attempts to subscribe to the channel failed since the bus started (each
+    /// is retried with backoff; once one succeeds, listeners are told to look again).
+    pub fn subscribe_failures(&self) -> u64 {
+        self.shared.subscribe_failures.load(Ordering::Acquire)
+    }
+
     /// What this instance dropped because it did not verify, since it started.
     pub fn rejected(&self) -> Rejected {
         self.shared.rejections.counts()

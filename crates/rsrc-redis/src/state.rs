@@ -97,6 +97,8 @@ pub(crate) struct BusState {
     pub(crate) recovered_ms: AtomicU64,
     /// The subscription is up.
     pub(crate) subscribed: AtomicBool,
+    /// Attempts to subscribe that failed, since the bus started.
+    pub(crate) subscribe_failures: AtomicU64,
     epoch: Instant,
     /// Cancelled when the bus is dropped: its tasks end.
     pub(crate) closed: CancellationToken,
@@ -167,6 +169,7 @@ impl BusState {
             echo_ms: AtomicU64::new(0),
             recovered_ms: AtomicU64::new(0),
             subscribed: AtomicBool::new(false),
+            subscribe_failures: AtomicU64::new(0),
             epoch: Instant::now(),
             closed: CancellationToken::new(),
         }

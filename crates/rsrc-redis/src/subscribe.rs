@@ -63,6 +63,7 @@ pub(crate) async fn subscribe(shared: Weak<BusState>, closed: CancellationToken)
         let pubsub = match attempt {
             Ok(Ok(p)) => p,
             failed => {
+                s.subscribe_failures.fetch_add(1, Ordering::AcqRel);
                 if let (Ok(Err(e)), false) = (&failed, warned) {
                     tracing::warn!(error = %e, "cannot subscribe to Redis; retrying");
                     warned = true;

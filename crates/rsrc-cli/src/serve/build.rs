@@ -10,13 +10,13 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use rsrc::bus::{RedisBus, RedisBusOptions};
 use rsrc::protocol::resources::RESOURCE_METADATA_EXTENSION;
 use rsrc::{Server, ServerConfig};
 use rsrc_providers::db::postgres::{PostgresConfig, PostgresProvider};
 use rsrc_providers::db::{self, sqlite};
 use rsrc_providers::fs::{self, FsConfig, FsProvider, FsRoot, VisibilityConfig};
 use rsrc_providers::git::{GitConfig, GitProvider};
+use rsrc_redis::{RedisBus, RedisBusOptions};
 
 use super::secrets::{read_key_file, read_text_secret, redact, redact_error};
 use crate::config::{Config, Dur, Location, Size};

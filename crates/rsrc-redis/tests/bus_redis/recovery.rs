@@ -116,9 +116,12 @@ async fn listeners_resync_once_subscribed_when_the_first_attempt_failed() {
     let bus = RedisBus::connect(&redis.url(), options()).await.unwrap();
     redis.kill();
     // The server subscribes while Redis is away: changes published meanwhile are lost.
-    let b = server_on(bus);
+    let b = server_on(bus.clone());
     let mut on_b = subscribed(&b, "w:///a").await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        eventually(|| bus.subscribe_failures() > 0).await,
+        "the first attempt to subscribe failed"
+    );
     redis.restart();
     let deadline = Instant::now() + Duration::from_secs(15);
     let mut got = Vec::new();

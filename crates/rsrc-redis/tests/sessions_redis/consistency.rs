@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use rsrc::transport::http::HttpConfig;
+use rsrc_http::HttpConfig;
 use rsrc_testkit::redis::RedisServer;
 use serde_json::json;
 
@@ -144,6 +144,8 @@ async fn a_reload_racing_a_save_keeps_the_change_being_saved() {
     // Every answer now takes 300 ms. Another instance announces a change of the session:
     // A hears it 300 ms later and reloads, and the record it reads (without the
     // subscription below) comes back 300 ms after that...
+    // (A record's load names its subscriptions' key; the stream's log writes do not.)
+    proxy.watch(format!("{}:subs", key(&sid)).as_bytes());
     proxy.delay(Duration::from_millis(300));
     let _: i64 = redis_cmd(
         &redis,
@@ -156,8 +158,12 @@ async fn a_reload_racing_a_save_keeps_the_change_being_saved() {
             ),
         ],
     );
-    // ...while A subscribes in between: its save is read after the reload's read.
-    tokio::time::sleep(Duration::from_millis(450)).await;
+    // ...while A subscribes in between, once its reload's read is on its way to Redis:
+    // its save is read after the reload's read.
+    assert!(
+        eventually(async || proxy.watched() > 0).await,
+        "A reloads the session it heard of"
+    );
     let sub = call(
         &mut at(a.addr, &sid),
         "resources/subscribe",
@@ -165,8 +171,9 @@ async fn a_reload_racing_a_save_keeps_the_change_being_saved() {
     )
     .await;
     assert_eq!(sub.json()["result"], json!({}));
+    // Every answer Redis gave, the stale record included, has reached A.
     proxy.delay(Duration::ZERO);
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    proxy.drained().await;
     // The stale record did not take the subscription away from A's copy.
     sa.changes().updated("w:///a");
     assert!(
