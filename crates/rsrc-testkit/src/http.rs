@@ -2,8 +2,9 @@
 //!
 //! It sends exactly the headers and bytes a test gives it (one fresh connection per
 //! request, so nothing is shared between requests unless the server shares it), and
-//! reads the answer as one JSON message or an SSE stream. Every JSON-RPC message it reads
-//! is validated against the schema of the revision the peer speaks.
+//! reads the answer as one JSON message or an SSE stream (with the wire crate's event
+//! parser, `rsrc_protocol::http::sse`, the one the client uses too). Every JSON-RPC
+//! message it reads is validated against the schema of the revision the peer speaks.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -12,6 +13,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Incoming;
 use rsrc_protocol::ProtocolVersion;
+use rsrc_protocol::http::sse::{Block, Parser};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
 
@@ -83,7 +85,9 @@ pub struct SseStream {
     /// The headers.
     pub headers: http::HeaderMap,
     body: Incoming,
-    buf: Vec<u8>,
+    parser: Parser,
+    /// The end of the bytes read so far that may begin a character cut by a frame.
+    partial_char: Vec<u8>,
     revision: ProtocolVersion,
     method: Option<String>,
     /// Comment-only blocks (keep-alives) seen so far.
@@ -119,59 +123,53 @@ impl SseStream {
     pub async fn next_event(&mut self, wait: Duration) -> Option<SseEvent> {
         let deadline = tokio::time::Instant::now() + wait;
         loop {
-            if let Some(event) = self.parse_buffered() {
-                if event.id.is_none() && event.data.is_empty() {
+            match self.parser.next_block() {
+                Some(Block::Comment) => {
                     self.comments += 1;
                     continue;
                 }
-                if !event.data.is_empty() {
-                    let msg: Value = serde_json::from_str(&event.data)
-                        .unwrap_or_else(|e| panic!("SSE data is not JSON ({e}): {}", event.data));
-                    check(self.revision, &msg, self.method.as_deref());
+                Some(Block::Event(event)) => {
+                    if !event.data.is_empty() {
+                        let msg: Value = serde_json::from_str(&event.data).unwrap_or_else(|e| {
+                            panic!("SSE data is not JSON ({e}): {}", event.data)
+                        });
+                        check(self.revision, &msg, self.method.as_deref());
+                    }
+                    return Some(SseEvent {
+                        id: event.id,
+                        data: event.data,
+                    });
                 }
-                return Some(event);
+                None => {}
             }
             let frame = tokio::time::timeout_at(deadline, self.body.frame()).await;
             match frame {
                 Ok(Some(Ok(f))) => {
                     if let Ok(data) = f.into_data() {
-                        self.buf.extend_from_slice(&data);
+                        self.check_utf8(&data);
+                        self.parser.push(&data);
                     }
                 }
                 Ok(Some(Err(_)) | None) | Err(_) => return None,
             }
         }
     }
-
-    fn parse_buffered(&mut self) -> Option<SseEvent> {
-        parse_event(&mut self.buf)
-    }
 }
 
-/// Takes the first complete event off `buf`.
-fn parse_event(buf: &mut Vec<u8>) -> Option<SseEvent> {
-    let end = buf.windows(2).position(|w| w == b"\n\n")?;
-    let block: Vec<u8> = buf.drain(..end + 2).collect();
-    let text = String::from_utf8(block).expect("SSE is UTF-8");
-    let mut event = SseEvent {
-        id: None,
-        data: String::new(),
-    };
-    let mut data_lines = Vec::new();
-    for line in text.lines() {
-        if line.starts_with(':') || line.is_empty() {
-            continue;
-        }
-        let (field, value) = line.split_once(':').unwrap_or((line, ""));
-        let value = value.strip_prefix(' ').unwrap_or(value);
-        match field {
-            "id" => event.id = Some(value.to_owned()),
-            "data" => data_lines.push(value.to_owned()),
-            _ => {}
+impl SseStream {
+    /// Panics unless the stream's bytes so far are UTF-8 (a character may be cut between
+    /// two frames).
+    fn check_utf8(&mut self, data: &[u8]) {
+        let mut bytes = std::mem::take(&mut self.partial_char);
+        bytes.extend_from_slice(data);
+        match std::str::from_utf8(&bytes) {
+            Ok(_) => {}
+            Err(e) if e.error_len().is_none() => {
+                self.partial_char = bytes[e.valid_up_to()..].to_vec();
+            }
+            Err(e) => panic!("SSE is UTF-8: {e}"),
         }
     }
-    event.data = data_lines.join("\n");
-    Some(event)
 }
 
 fn check(revision: ProtocolVersion, msg: &Value, method: Option<&str>) {
@@ -328,9 +326,12 @@ impl HttpPeer {
             .unwrap_or("");
         let mut messages = Vec::new();
         if ct.starts_with("text/event-stream") {
-            let mut buf = bytes.clone();
-            buf.extend_from_slice(b"\n\n");
-            while let Some(e) = parse_event(&mut buf) {
+            std::str::from_utf8(&bytes).expect("SSE is UTF-8");
+            let mut parser = Parser::new();
+            parser.push(&bytes);
+            // A last event the body did not end with a blank line is read too.
+            parser.push(b"\n\n");
+            while let Some(e) = parser.next_event() {
                 if !e.data.is_empty() {
                     messages.push(serde_json::from_str(&e.data).expect("SSE data is JSON"));
                 }
@@ -380,7 +381,8 @@ impl HttpPeer {
             status: parts.status.as_u16(),
             headers: parts.headers,
             body,
-            buf: Vec::new(),
+            parser: Parser::new(),
+            partial_char: Vec::new(),
             revision: self.revision,
             method: request_method,
             comments: 0,
