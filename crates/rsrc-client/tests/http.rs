@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use rsrc::protocol::{ProtocolVersion, Resource};
-use rsrc::transport::http::{HttpConfig, serve_http};
 use rsrc::{ResourceSet, Server};
 use rsrc_client::{Change, Client, ClientError, ClientOptions, EraPreference};
+use rsrc_http::{HttpConfig, serve_http};
 use tokio::net::TcpListener;
 
 fn server() -> Server {
