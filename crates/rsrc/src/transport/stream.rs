@@ -29,7 +29,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use super::lines::{Frame, LineReader};
-use super::{PIECE, STREAM_FROM};
+use super::pieces::{PIECE, STREAM_FROM};
 use crate::context::Notifier;
 use crate::future::BoxFuture;
 use crate::server::{Handled, Reply, Server, Session, Streaming};
