@@ -13,6 +13,9 @@ use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Incoming;
 use rsrc_protocol::ProtocolVersion;
+use rsrc_protocol::http::headers::{
+    METHOD, NAME, PROTOCOL_VERSION, SESSION_ID, encode_value, mirrored_member,
+};
 use rsrc_protocol::http::sse::{Block, Parser};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
@@ -243,26 +246,22 @@ impl HttpPeer {
             && !self.revision.is_modern();
         if !is_initialize {
             h.push((
-                "mcp-protocol-version".to_owned(),
+                PROTOCOL_VERSION.to_owned(),
                 self.revision.as_str().to_owned(),
             ));
         }
         if self.revision.is_modern() {
             if let Some(m) = msg.get("method").and_then(Value::as_str) {
-                h.push(("mcp-method".to_owned(), m.to_owned()));
-                let name = match m {
-                    "resources/read" => msg["params"].get("uri"),
-                    "tools/call" | "prompts/get" => msg["params"].get("name"),
-                    _ => None,
-                };
+                h.push((METHOD.to_owned(), m.to_owned()));
+                let name = mirrored_member(m).and_then(|member| msg["params"].get(member));
                 if let Some(n) = name.and_then(Value::as_str) {
-                    h.push(("mcp-name".to_owned(), n.to_owned()));
+                    h.push((NAME.to_owned(), encode_value(n).into_owned()));
                 }
             }
         } else if let Some(s) = &self.session
             && !is_initialize
         {
-            h.push(("mcp-session-id".to_owned(), s.clone()));
+            h.push((SESSION_ID.to_owned(), s.clone()));
         }
         h.extend(self.extra.iter().cloned());
         h
@@ -298,7 +297,7 @@ impl HttpPeer {
             "initialize: {}",
             String::from_utf8_lossy(&res.body)
         );
-        self.session = res.header("mcp-session-id").map(str::to_owned);
+        self.session = res.header(SESSION_ID).map(str::to_owned);
         let done = self
             .post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
