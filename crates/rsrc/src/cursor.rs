@@ -75,6 +75,8 @@ pub(crate) struct CursorSealer {
 }
 
 impl CursorSealer {
+    /// A sealer of one fixed key (tests and fuzzing).
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn new(key: [u8; 32]) -> Self {
         CursorSealer::rotating(key, Vec::new())
     }

@@ -31,6 +31,7 @@ mod error;
 mod extension;
 pub mod filter;
 mod future;
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod keyring;

@@ -16,7 +16,8 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
-use super::{Resource, ResourceFields, Text};
+use super::resource::ResourceFields;
+use super::{Resource, Text};
 use crate::de_util::{Key, set_once};
 
 /// The payload of one contents entry.

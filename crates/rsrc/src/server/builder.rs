@@ -13,8 +13,11 @@ use rsrc_protocol::resources::RESOURCE_METADATA_EXTENSION;
 use rsrc_protocol::{Completion, Implementation};
 
 use super::config::ServerConfig;
+use super::dispatch;
+use super::handle::Server;
 use super::inside::{AddOns, Core, ServerState};
-use super::{Router, Server, ToolsConfig, dispatch, tools};
+use super::router::Router;
+use super::tools::{self, ToolsConfig};
 use crate::budget::ByteBudget;
 use crate::bus::ChangeBus;
 use crate::changes::Hub;
@@ -97,6 +100,13 @@ impl std::fmt::Debug for ServerBuilder {
             .field("router", &self.router)
             .field("methods", &self.add_ons.methods.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// Starts building a server that introduces itself as `name` `version`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder::new(Implementation::new(name, version))
     }
 }
 

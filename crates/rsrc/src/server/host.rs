@@ -31,9 +31,10 @@ use rsrc_protocol::subscriptions::SubscriptionFilter;
 use rsrc_protocol::{Implementation, ProtocolVersion, ServerCapabilities};
 
 use super::dispatch::{self, Prepared};
+use super::handle::Server;
+use super::handlers;
 use super::hosted::{HeldChanges, HostRequest};
 use super::session::Session;
-use super::{Server, handlers};
 use crate::context::Notifier;
 
 impl Server {
@@ -58,7 +59,7 @@ impl Server {
         };
         if let Some(handshake) = handshake.filter(|h| !modern(h)) {
             // A fresh session: the one way `initialize` fails, a second one, cannot occur.
-            let _ = handlers::initialize(self, &session, handshake);
+            let _ = handlers::initialize(&self.state, &session, handshake);
             session.mark_initialized();
         }
         session
@@ -66,7 +67,7 @@ impl Server {
 
     /// A request handed over typed, ready to [`run`](Server::run).
     pub fn prepare_typed(&self, id: RequestId, request: HostRequest) -> Prepared {
-        dispatch::prepare_typed(self, id, request)
+        dispatch::prepare_typed(&self.state, id, request)
     }
 
     /// Starts holding what a `subscriptions/listen` stream asking for `filter` will hear:
@@ -77,14 +78,15 @@ impl Server {
     /// have acknowledged, and delivers what was held. Dropped unused, it holds nothing.
     pub fn hold_changes(&self, filter: &SubscriptionFilter) -> HeldChanges {
         let heard_all = self.hears_every_change();
-        let listener = self.parked_listener();
-        if filter.resources_list_changed == Some(true) && self.publishes_list_changes() {
+        let state = &self.state;
+        let listener = state.parked_listener();
+        if filter.resources_list_changed == Some(true) && state.publishes_list_changes() {
             listener.listen_to_lists();
         }
-        if self.offers_subscriptions() {
+        if state.offers_subscriptions() {
             for uri in filter.resource_subscriptions.iter().flatten() {
                 let mut uri = uri.clone();
-                if handlers::canonicalize(self, &mut uri).is_ok()
+                if handlers::canonicalize(state, &mut uri).is_ok()
                     && listener.subscribe(&uri).is_err()
                 {
                     break;
@@ -109,6 +111,6 @@ impl Server {
     /// 2026-07-28 form: a 2025 answer carries rsrc's SEP-2093 extension under
     /// `experimental` instead (`ResourceMetadataExtension::place`).
     pub fn capabilities(&self) -> ServerCapabilities {
-        self.declared_capabilities()
+        self.state.declared_capabilities()
     }
 }

@@ -3,16 +3,17 @@
 //! the tools bridge and the HTTP session glue reach it.
 //!
 //! Invariants:
-//! - Only this file and the server's own public methods (`mod.rs`, `builder.rs`) read
-//!   the state's fields; every other module asks one of the methods below.
+//! - Only this file and the server's own public methods (`handle.rs`, `host.rs`,
+//!   `builder.rs`) read the state's fields; every rule asks one of the methods below,
+//!   and takes the state, never the [`Server`](super::Server) handle.
 //! - The capabilities are derived from what the mounted providers and add-ons offer, so no
 //!   provider can offer subscriptions, list changes or completion without the capability
 //!   being declared, nor the reverse. `resources.filtering` (SEP-2564) is always declared
 //!   with both fields: the engine applies a filter to every provider's listing
 //!   (`handlers/listing.rs`), whether or not the provider applies it itself.
 //! - rsrc's SEP-2093 extension (`dev.rsrc/resource-metadata`) is declared exactly when
-//!   it is served ([`Server::serves_resource_metadata`]), under `extensions` from
-//!   2026-07-28 and `experimental` before ([`Server::capabilities_for`]).
+//!   it is served (`serves_resource_metadata`), under `extensions` from
+//!   2026-07-28 and `experimental` before (`capabilities_for`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -26,7 +27,8 @@ use rsrc_protocol::{
 
 use super::config::ServerConfig;
 use super::router::Mount;
-use super::{Router, Server, ToolsConfig, tools};
+use super::router::Router;
+use super::tools::{CAPABILITY, METHODS, ToolsConfig};
 use crate::budget::ByteBudget;
 use crate::changes::{Hub, Listener};
 use crate::context::Notifier;
@@ -45,7 +47,7 @@ pub(super) struct ServerState {
 /// cursors, where changes meet listeners, and the budget of content in flight.
 pub(super) struct Core {
     pub(super) info: Implementation,
-    /// The name a host stamped on the server, once ([`Server::stamp_info`]).
+    /// The name a host stamped on the server, once ([`Server::stamp_info`](crate::Server::stamp_info)).
     pub(super) host_info: std::sync::OnceLock<Implementation>,
     pub(super) instructions: Option<String>,
     pub(super) router: Router,
@@ -84,17 +86,16 @@ impl std::fmt::Debug for ServerState {
     }
 }
 
-impl Server {
+impl ServerState {
     /// The mounts, in mount order (a cursor addresses one by its index).
     pub(super) fn mounts(&self) -> &[Mount] {
-        &self.state.core.router.mounts
+        &self.core.router.mounts
     }
 
     /// The mount serving `uri` (the longest matching prefix), with its index; not found
     /// if none does. `uri` is one the handlers canonicalized (validated once, there).
     pub(super) fn route(&self, uri: &str) -> Result<(u16, &Mount), RequestError> {
-        self.state
-            .core
+        self.core
             .router
             .resolve(uri)
             .ok_or_else(|| ResourceError::not_found(uri).into())
@@ -102,12 +103,12 @@ impl Server {
 
     /// Every provider's templates, with the index of the mount serving each.
     pub(super) fn templates(&self) -> &[(u16, ResourceTemplate)] {
-        &self.state.core.templates
+        &self.core.templates
     }
 
     /// Seals and opens this server's cursors.
     pub(super) fn sealer(&self) -> &CursorSealer {
-        &self.state.core.sealer
+        &self.core.sealer
     }
 
     /// A new listener of changes, whose notifications go to `notifier` (tagged with
@@ -118,24 +119,42 @@ impl Server {
         notifier: Notifier,
         subscription: Option<RequestId>,
     ) -> Arc<Listener> {
-        self.state
-            .core
+        self.core
             .hub
             .listener(notifier, subscription, self.config().max_subscriptions)
     }
 
     /// A new listener that delivers nothing until started: a stream's, held to
-    /// [`ServerConfig::max_subscriptions`] (see [`Server::hold_changes`]).
+    /// [`ServerConfig::max_subscriptions`] (see [`Server::hold_changes`](crate::Server::hold_changes)).
     pub(super) fn parked_listener(&self) -> Arc<Listener> {
-        self.state
-            .core
-            .hub
-            .parked(true, self.config().max_subscriptions)
+        self.core.hub.parked(true, self.config().max_subscriptions)
+    }
+
+    /// The server's name and version: the host's, once one stamped it.
+    pub(super) fn info(&self) -> &Implementation {
+        self.core.host_info.get().unwrap_or(&self.core.info)
     }
 
     /// The instructions for the model, if any.
-    pub fn instructions(&self) -> Option<&str> {
-        self.state.core.instructions.as_deref()
+    pub(super) fn instructions(&self) -> Option<&str> {
+        self.core.instructions.as_deref()
+    }
+
+    /// The configuration.
+    pub(super) fn config(&self) -> &ServerConfig {
+        &self.core.config
+    }
+
+    /// The budget of content in flight.
+    pub(super) fn budget(&self) -> &ByteBudget {
+        &self.core.budget
+    }
+
+    /// Whether every provider would publish a change made now.
+    pub(super) fn hears_every_change(&self) -> bool {
+        self.mounts()
+            .iter()
+            .all(|m| m.provider.hears_every_change())
     }
 
     /// Whether some provider offers subscriptions.
@@ -150,13 +169,13 @@ impl Server {
 
     /// What the server declares in `initialize` and `server/discover`.
     pub(super) fn declared_capabilities(&self) -> ServerCapabilities {
-        let add_ons = &self.state.add_ons;
+        let add_ons = &self.add_ons;
         // Every template can be completed (`Provider::complete` answers, with no values
         // by default), so serving one is what declares completion.
         let completions = !self.templates().is_empty() || add_ons.prompt_completer.is_some();
         let mut other = add_ons.capabilities.clone();
         if add_ons.tools.is_some() {
-            other.insert(tools::CAPABILITY.into(), serde_json::json!({}));
+            other.insert(CAPABILITY.into(), serde_json::json!({}));
         }
         let mut declared = ServerCapabilities {
             resources: Some(ResourcesCapability {
@@ -195,22 +214,22 @@ impl Server {
 
     /// The application's sampling and parenting of requests' spans.
     pub(super) fn request_tracing(&self) -> Option<&dyn RequestTracing> {
-        self.state.add_ons.request_tracing.as_deref()
+        self.add_ons.request_tracing.as_deref()
     }
 
     /// The application's completion of prompt arguments, if it gave one.
     pub(super) fn prompt_completer(&self) -> Option<&PromptCompleter> {
-        self.state.add_ons.prompt_completer.as_ref()
+        self.add_ons.prompt_completer.as_ref()
     }
 
     /// The application's handler of `method`, if it serves one.
     pub(super) fn extension_method(&self, method: &str) -> Option<MethodHandler> {
-        self.state.add_ons.methods.get(method).cloned()
+        self.add_ons.methods.get(method).cloned()
     }
 
     /// The tools bridge's settings, if it is on.
     pub(super) fn tools(&self) -> Option<&ToolsConfig> {
-        self.state.add_ons.tools.as_ref()
+        self.add_ons.tools.as_ref()
     }
 
     /// The tools bridge's settings; refused as an unknown method when it is off.
@@ -222,7 +241,7 @@ impl Server {
     /// Whether `method` is served beyond the engine's own: the tools bridge's, or an
     /// extension method.
     pub(super) fn serves_extension(&self, method: &str) -> bool {
-        self.tools().is_some() && tools::METHODS.contains(&method)
-            || self.state.add_ons.methods.contains_key(method)
+        self.tools().is_some() && METHODS.contains(&method)
+            || self.add_ons.methods.contains_key(method)
     }
 }

@@ -19,10 +19,11 @@ use rsrc_protocol::{ErrorCode, ErrorObject};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
+use std::sync::Arc;
 
-use super::super::Server;
 use super::super::gate::{Asked, Eras, Kind};
 use super::super::hosted::{HeldChanges, HostRequest};
+use super::super::inside::ServerState;
 use super::super::reply::Reply;
 use super::super::session::Session;
 use crate::extension::ExtensionParams;
@@ -168,7 +169,7 @@ macro_rules! calls {
         }
 
         impl Call {
-            fn decode(server: &Server, method: &str, params: Option<&RawValue>) -> Call {
+            fn decode(server: &Arc<ServerState>, method: &str, params: Option<&RawValue>) -> Call {
                 match method {
                     // SEP-2093's method, rsrc's extension: unknown when it is off.
                     ResourceMetadata::NAME if !server.serves_resource_metadata() => {
@@ -308,7 +309,7 @@ fn string_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Strin
 }
 
 /// Decodes one message (see [`Server::prepare`](crate::Server::prepare)).
-pub(in crate::server) fn prepare(server: &Server, bytes: &[u8]) -> Incoming {
+pub(in crate::server) fn prepare(server: &Arc<ServerState>, bytes: &[u8]) -> Incoming {
     match jsonrpc::decode(bytes) {
         Err(e) => {
             tracing::debug!(error = %e, "undecodable message");
@@ -319,7 +320,7 @@ pub(in crate::server) fn prepare(server: &Server, bytes: &[u8]) -> Incoming {
 }
 
 /// Prepares a message the transport already decoded with [`jsonrpc::decode`].
-fn prepare_message(server: &Server, message: Message<'_>) -> Incoming {
+fn prepare_message(server: &Arc<ServerState>, message: Message<'_>) -> Incoming {
     match message {
         Message::Request(Request { id, method, params }) => Incoming::Request(Prepared {
             carried: None,
@@ -356,7 +357,7 @@ fn notice(n: &Notification<'_>) -> Notice {
 /// A request a host handed over typed (see [`Server::prepare_typed`](crate::Server::prepare_typed)):
 /// the same [`Call`] as its decoding from the wire would give.
 pub(in crate::server) fn prepare_typed(
-    server: &Server,
+    server: &Arc<ServerState>,
     id: RequestId,
     request: HostRequest,
 ) -> Prepared {

@@ -26,9 +26,10 @@ use tracing::Instrument as _;
 
 use super::super::fit::Fit;
 use super::super::gate::{self, Asked, Decision};
+use super::super::inside::ServerState;
 use super::super::reply::{EncodeResult, Reply};
 use super::super::session::Session;
-use super::super::{Server, handlers, tools};
+use super::super::{handlers, tools};
 use super::prepare::{Call, ENGINE_METHODS, HasMeta, Prepared};
 use crate::context::{ContextParts, Notifier, RequestContext};
 use crate::error::RequestError;
@@ -136,7 +137,7 @@ struct Operation {
 }
 
 impl Operation {
-    fn new(server: &Server, session: &Session, method: &str) -> Operation {
+    fn new(server: &Arc<ServerState>, session: &Session, method: &str) -> Operation {
         Operation {
             method: method_label(server, method),
             transport: session.transport(),
@@ -183,7 +184,7 @@ impl Drop for Operation {
 /// The `mcp.method.name` of a request: the engine's methods and the tools bridge's by
 /// name, an application's own (bounded by what it registered) by name, anything else
 /// `_OTHER`.
-fn method_label(server: &Server, method: &str) -> SharedString {
+fn method_label(server: &Arc<ServerState>, method: &str) -> SharedString {
     if let Some(known) = ENGINE_METHODS
         .iter()
         .chain(&["tools/list", "tools/call"])
@@ -199,7 +200,7 @@ fn method_label(server: &Server, method: &str) -> SharedString {
 
 /// Gates a prepared request and runs it (see [`Server::run`](crate::Server::run)).
 pub(in crate::server) fn run(
-    server: &Server,
+    server: &Arc<ServerState>,
     session: &Arc<Session>,
     request: Prepared,
     notifier: &Notifier,
@@ -316,7 +317,7 @@ pub(in crate::server) fn run(
 /// context its client carried in (`params._meta`'s first, SEP-414, else the transport's),
 /// and made a child of that trace. Disabled (and free) when no subscriber wants it.
 fn request_span(
-    server: &Server,
+    server: &Arc<ServerState>,
     method: &str,
     id: &RequestId,
     version: ProtocolVersion,
@@ -390,7 +391,7 @@ fn carrier<'a>(
 
 /// A request the gate let through, about to start.
 struct Start<'a> {
-    server: &'a Server,
+    server: &'a Arc<ServerState>,
     origin: &'a Origin<'a>,
     id: RequestId,
     version: ProtocolVersion,
@@ -406,7 +407,7 @@ impl Start<'_> {
     fn run<P, F, Fut, R>(self, params: P, handler: F) -> Outcome
     where
         P: HasMeta + Send + 'static,
-        F: FnOnce(Server, RequestContext, P) -> Fut + Send + 'static,
+        F: FnOnce(Arc<ServerState>, RequestContext, P) -> Fut + Send + 'static,
         Fut: Future<Output = Result<R, RequestError>> + Send + 'static,
         R: EncodeResult + Fit + 'static,
     {

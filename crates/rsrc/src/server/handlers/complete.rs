@@ -4,16 +4,17 @@
 //! (`hasMore`, `total`) when it was cut.
 
 use rsrc_protocol::completion::{CompleteParams, CompleteResult, Completion, Reference};
+use std::sync::Arc;
 
 use crate::context::RequestContext;
 use crate::error::RequestError;
 use crate::extension::{ExtensionParams, ExtensionResult, PromptCompletion};
 use crate::future::BoxFuture;
 use crate::provider::CompleteRequest;
-use crate::server::Server;
+use crate::server::inside::ServerState;
 
 pub(in crate::server) async fn complete(
-    srv: Server,
+    srv: Arc<ServerState>,
     ctx: RequestContext,
     p: CompleteParams,
 ) -> Result<CompleteResult, RequestError> {
@@ -80,14 +81,14 @@ fn complete_result(mut completion: Completion) -> CompleteResult {
 pub(in crate::server) fn extension(
     method: &str,
 ) -> impl FnOnce(
-    Server,
+    Arc<ServerState>,
     RequestContext,
     ExtensionParams,
 ) -> BoxFuture<'static, Result<ExtensionResult, RequestError>>
 + Send
 + 'static {
     let method = method.to_owned();
-    move |srv: Server, ctx: RequestContext, p: ExtensionParams| {
+    move |srv: Arc<ServerState>, ctx: RequestContext, p: ExtensionParams| {
         Box::pin(async move {
             let Some(handler) = srv.extension_method(&method) else {
                 return Err(RequestError::MethodNotFound(method));

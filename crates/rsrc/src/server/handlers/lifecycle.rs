@@ -8,15 +8,17 @@ use rsrc_protocol::ProtocolVersion;
 use rsrc_protocol::lifecycle::{
     DiscoverResult, EmptyParams, EmptyResult, InitializeParams, InitializeResult,
 };
+use std::sync::Arc;
 
 use super::listener_of;
 use crate::context::RequestContext;
 use crate::error::RequestError;
+use crate::server::gate;
+use crate::server::inside::ServerState;
 use crate::server::session::Session;
-use crate::server::{Server, gate};
 
 pub(in crate::server) fn initialize(
-    srv: &Server,
+    srv: &ServerState,
     session: &Session,
     p: InitializeParams,
 ) -> Result<InitializeResult, RequestError> {
@@ -34,7 +36,7 @@ pub(in crate::server) fn initialize(
 }
 
 pub(in crate::server) async fn ping(
-    _srv: Server,
+    _srv: Arc<ServerState>,
     _ctx: RequestContext,
     _p: EmptyParams,
 ) -> Result<EmptyResult, RequestError> {
@@ -42,7 +44,7 @@ pub(in crate::server) async fn ping(
 }
 
 pub(in crate::server) async fn discover(
-    srv: Server,
+    srv: Arc<ServerState>,
     ctx: RequestContext,
     _p: EmptyParams,
 ) -> Result<DiscoverResult, RequestError> {

@@ -14,15 +14,16 @@ use rsrc_protocol::resources::{
     ListResourcesResult,
 };
 use rsrc_protocol::{CacheHint, CacheScope};
+use std::sync::Arc;
 
-use super::{canonicalize, check_position};
+use super::checks::{canonicalize, check_position};
 use crate::context::RequestContext;
 use crate::cursor::{self, InvalidCursor, ListKind};
 use crate::error::RequestError;
 use crate::filter::Filter;
 use crate::provider::{DynProvider, ListEntry, ListRequest};
-use crate::server::Server;
 use crate::server::fit::FitExtension;
+use crate::server::inside::ServerState;
 
 /// Most provider calls one filtered page makes (a provider that ignores the filter
 /// returns pages the engine thins out, so it is asked again while the page is not full).
@@ -54,7 +55,7 @@ fn compile_filter(filter: Option<&ListFilter>) -> Result<Option<Filter>, Request
 /// `resources/list`. A collection's `uri` is SEP-2093's: without the extension it is an
 /// unknown param, ignored, and the default listing is answered.
 pub(in crate::server) async fn list(
-    srv: Server,
+    srv: Arc<ServerState>,
     ctx: RequestContext,
     mut p: ListResourcesParams,
 ) -> Result<ListResourcesResult<ListEntry>, RequestError> {
@@ -66,7 +67,7 @@ pub(in crate::server) async fn list(
 
 /// A page of the listing `p` asks for (a collection's children when it names a `uri`).
 async fn page(
-    srv: Server,
+    srv: Arc<ServerState>,
     ctx: RequestContext,
     mut p: ListResourcesParams,
 ) -> Result<ListResourcesResult<ListEntry>, RequestError> {
@@ -99,7 +100,7 @@ async fn page(
 
 /// `resources/directory/read` (skills extension): `resources/list` with a required `uri`.
 pub(in crate::server) async fn directory_read(
-    srv: Server,
+    srv: Arc<ServerState>,
     ctx: RequestContext,
     p: ListResourcesParams,
 ) -> Result<ListResourcesResult<ListEntry>, RequestError> {
@@ -117,7 +118,7 @@ pub(in crate::server) type Listing = (Vec<ListEntry>, Option<String>, Option<Cac
 /// `uri`, or the default listing; `cursor` is one this server sealed for the same listing
 /// under the same filter.
 pub(in crate::server) async fn listing(
-    srv: &Server,
+    srv: &ServerState,
     ctx: &RequestContext,
     uri: Option<&str>,
     cursor: Option<&str>,
@@ -205,7 +206,7 @@ impl Fill<'_> {
 /// The default listing: every mount in order, a page filled across mounts (a mount none
 /// of whose URIs can match the filter is not asked). Returns the next cursor.
 async fn list_default(
-    srv: &Server,
+    srv: &ServerState,
     ctx: &RequestContext,
     cursor: Option<&str>,
     fill: &mut Fill<'_>,
@@ -256,7 +257,7 @@ async fn list_default(
 /// The children of one collection (SEP-2093 `resources/list` with `uri`). Returns the
 /// next cursor.
 async fn list_children(
-    srv: &Server,
+    srv: &ServerState,
     ctx: &RequestContext,
     uri: &str,
     cursor: Option<&str>,
@@ -280,7 +281,7 @@ async fn list_children(
 }
 
 pub(in crate::server) async fn templates(
-    srv: Server,
+    srv: Arc<ServerState>,
     _ctx: RequestContext,
     p: ListResourceTemplatesParams,
 ) -> Result<ListResourceTemplatesResult, RequestError> {

@@ -8,15 +8,16 @@
 use rsrc_protocol::resources::{
     ReadResourceParams, ReadResourceResult, ResourceMetadataResult, ResourceParams,
 };
+use std::sync::Arc;
 
-use super::canonicalize;
+use super::checks::canonicalize;
 use crate::context::RequestContext;
 use crate::error::RequestError;
-use crate::server::Server;
 use crate::server::fit::FitExtension;
+use crate::server::inside::ServerState;
 
 pub(in crate::server) async fn read(
-    srv: Server,
+    srv: Arc<ServerState>,
     ctx: RequestContext,
     mut p: ReadResourceParams,
 ) -> Result<ReadResourceResult, RequestError> {
@@ -47,7 +48,7 @@ pub(in crate::server) async fn read(
 }
 
 pub(in crate::server) async fn metadata(
-    srv: Server,
+    srv: Arc<ServerState>,
     ctx: RequestContext,
     mut p: ResourceParams,
 ) -> Result<ResourceMetadataResult, RequestError> {

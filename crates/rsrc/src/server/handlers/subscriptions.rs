@@ -17,23 +17,26 @@ use rsrc_protocol::subscriptions::{
     SubscriptionsListenResult,
 };
 
-use super::canonicalize;
+use super::checks::canonicalize;
 use crate::changes::{Listener, TooMany};
 use crate::context::{Notification, RequestContext};
 use crate::error::RequestError;
-use crate::server::Server;
 use crate::server::hosted::HeldChanges;
+use crate::server::inside::ServerState;
 use crate::server::session::Session;
 
 /// The session's listener, made on first use.
-pub(in crate::server) fn listener_of<'s>(srv: &Server, session: &'s Session) -> &'s Arc<Listener> {
+pub(in crate::server) fn listener_of<'s>(
+    srv: &ServerState,
+    session: &'s Session,
+) -> &'s Arc<Listener> {
     session.listener(|| srv.listener(session.notifier().clone(), None))
 }
 
 /// Checks that `uri` can be subscribed to: a well-formed URI, served by a provider
 /// that offers subscriptions and accepts this one.
 async fn check_subscribable(
-    srv: &Server,
+    srv: &ServerState,
     ctx: &RequestContext,
     uri: &str,
 ) -> Result<(), RequestError> {
@@ -48,7 +51,7 @@ async fn check_subscribable(
 }
 
 /// Refuses `method` as unknown when no provider offers subscriptions.
-fn subscriptions_offered(srv: &Server, method: &str) -> Result<(), RequestError> {
+fn subscriptions_offered(srv: &ServerState, method: &str) -> Result<(), RequestError> {
     if srv.offers_subscriptions() {
         Ok(())
     } else {
@@ -60,7 +63,7 @@ fn subscriptions_offered(srv: &Server, method: &str) -> Result<(), RequestError>
 
 /// `resources/subscribe` on `session`.
 pub(in crate::server) async fn subscribe(
-    srv: Server,
+    srv: Arc<ServerState>,
     ctx: RequestContext,
     mut p: ResourceParams,
     session: Arc<Session>,
@@ -78,7 +81,7 @@ pub(in crate::server) async fn subscribe(
 
 /// `resources/unsubscribe` on `session`: succeeds whether or not it was subscribed.
 pub(in crate::server) async fn unsubscribe(
-    srv: Server,
+    srv: Arc<ServerState>,
     _ctx: RequestContext,
     mut p: ResourceParams,
     session: Arc<Session>,
@@ -95,7 +98,7 @@ pub(in crate::server) async fn unsubscribe(
 /// acknowledged it already comes with the changes `held` since: it keeps those of what is
 /// accepted here, and hears them once acknowledged.
 pub(in crate::server) async fn listen(
-    srv: Server,
+    srv: Arc<ServerState>,
     ctx: RequestContext,
     p: SubscriptionsListenParams,
     held: Option<HeldChanges>,

@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::ToolsConfig;
+use super::config::ToolsConfig;
 
 /// The tools, as `tools/list` returns them.
 pub(super) fn definitions(config: &ToolsConfig) -> Value {

@@ -3,24 +3,28 @@
 //! SEP-2564 filter (`crate::filter`).
 //!
 //! Invariants: at most `page` items kept, at most `scan` resources examined and
-//! [`MAX_CALLS`] provider calls per call, each page asked no larger than what is still
+//! [`MAX_CALLS`](super::args::MAX_CALLS) provider calls per call, each page asked no larger than what is still
 //! wanted so that the cursor lands where the call stops (a filtered listing examines at
 //! most `scan` in one handler call, and the call stops there); excluded URIs are never
 //! listed, nor templates whose fixed start lies in one.
 
+use std::sync::Arc;
+
 use rsrc_protocol::resources::{ListFilter, ListResourceTemplatesParams};
 use serde_json::{Map, Value, json};
 
+use super::args::{MAX_CALLS, Outcome, ToolError, string_arg, uri_arg};
+use super::config::ToolsConfig;
 use super::shape::{item, one_line, page_result, table};
-use super::{MAX_CALLS, Outcome, ToolError, ToolsConfig, string_arg, uri_arg};
 use crate::context::RequestContext;
 use crate::filter::Filter;
-use crate::server::{Server, handlers};
+use crate::server::handlers;
+use crate::server::inside::ServerState;
 
 /// Walks the listing (of `parent`, or everything) from `cursor` under `filter`: at most
 /// `page` kept, at most `scan` examined. Returns the kept items and where to go on.
 async fn scan(
-    srv: &Server,
+    srv: &Arc<ServerState>,
     ctx: &RequestContext,
     config: &ToolsConfig,
     parent: Option<&str>,
@@ -60,7 +64,7 @@ async fn scan(
 }
 
 pub(super) async fn list_resources(
-    srv: &Server,
+    srv: &Arc<ServerState>,
     ctx: &RequestContext,
     config: &ToolsConfig,
     args: &Map<String, Value>,
@@ -103,7 +107,7 @@ fn glob(pattern: &str, config: &ToolsConfig) -> Result<Option<Filter>, ToolError
 }
 
 pub(super) async fn list_resource_templates(
-    srv: &Server,
+    srv: &Arc<ServerState>,
     ctx: &RequestContext,
     config: &ToolsConfig,
     args: &Map<String, Value>,

@@ -6,16 +6,20 @@
 //! `max_blob` is described, not embedded; a collection is pointed to `list_resources`;
 //! a format the resource is not offered in is a bad argument naming those it is.
 
+use std::sync::Arc;
+
 use rsrc_protocol::Body;
 use rsrc_protocol::resources::ReadResourceParams;
 use serde_json::{Map, Value, json};
 
-use super::{Outcome, ToolError, ToolsConfig, count_arg, string_arg, uri_arg};
+use super::args::{Outcome, ToolError, count_arg, string_arg, uri_arg};
+use super::config::ToolsConfig;
 use crate::context::RequestContext;
-use crate::server::{Server, handlers};
+use crate::server::handlers;
+use crate::server::inside::ServerState;
 
 pub(super) async fn read_resource(
-    srv: &Server,
+    srv: &Arc<ServerState>,
     ctx: &RequestContext,
     config: &ToolsConfig,
     args: &Map<String, Value>,

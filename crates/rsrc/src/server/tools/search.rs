@@ -1,23 +1,27 @@
 //! `search_resources`: each mount's own search, or a scan of its listing when its
 //! provider does not search, mount after mount.
 //!
-//! Invariants: at most `page` results, `scan` resources scanned and [`MAX_CALLS`]
+//! Invariants: at most `page` results, `scan` resources scanned and [`MAX_CALLS`](super::args::MAX_CALLS)
 //! provider calls per call; the cursor is sealed to the search's words, so it continues
 //! that search only; positions from providers are checked like the listing's; excluded
 //! URIs are never found.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
+use super::args::{MAX_CALLS, Outcome, ToolError, string_arg};
+use super::config::ToolsConfig;
 use super::shape::{item, page_result, table};
-use super::{MAX_CALLS, Outcome, ToolError, ToolsConfig, string_arg};
 use crate::context::RequestContext;
 use crate::cursor::{InvalidCursor, ListKind};
 use crate::error::RequestError;
 use crate::provider::{ListEntry, ListRequest, SearchRequest};
-use crate::server::{Server, handlers};
+use crate::server::handlers;
+use crate::server::inside::ServerState;
 
 pub(super) async fn search_resources(
-    srv: &Server,
+    srv: &Arc<ServerState>,
     ctx: &RequestContext,
     config: &ToolsConfig,
     args: &Map<String, Value>,
