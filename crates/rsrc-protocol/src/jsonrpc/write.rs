@@ -111,6 +111,7 @@ pub fn write_notification<W: io::Write, P: Serialize>(
 mod tests {
     use super::super::ErrorCode;
     use super::*;
+    use crate::jsonrpc::{Message, decode};
 
     #[test]
     fn error_responses_write_null_for_an_unknown_id() {
@@ -124,6 +125,21 @@ mod tests {
         assert_eq!(
             std::str::from_utf8(&out).unwrap(),
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#
+        );
+    }
+
+    #[test]
+    fn extreme_integer_ids_are_echoed_exactly() {
+        let Ok(Message::Request(r)) =
+            decode(br#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"}"#)
+        else {
+            panic!("not a request")
+        };
+        let mut out = Vec::new();
+        write_result(&mut out, &r.id, &serde_json::json!({})).unwrap();
+        assert_eq!(
+            std::str::from_utf8(&out).unwrap(),
+            r#"{"jsonrpc":"2.0","id":-9223372036854775808,"result":{}}"#
         );
     }
 }

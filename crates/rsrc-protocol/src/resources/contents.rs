@@ -376,9 +376,6 @@ impl<'de> Deserialize<'de> for ResourceContents {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::{CacheScope, ResultType};
-    use crate::meta::ResultMeta;
-    use crate::resources::ReadResourceResult;
     use serde_json::json;
 
     #[test]
@@ -476,38 +473,6 @@ mod tests {
                 String::from_utf8(out).unwrap(),
                 serde_json::to_string(&case).unwrap(),
                 "{case:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn the_fast_writer_writes_what_serde_writes() {
-        let c = vec![
-            ResourceContents::blob(
-                Resource::new("x:b", "b").with_size(3),
-                vec![0u8, 255, 16, 1, 2],
-            ),
-            ResourceContents::text(Resource::new("x:t", ""), "a \"quoted\" \\ line\n"),
-        ];
-        for r in [
-            ReadResourceResult {
-                contents: c.clone(),
-                ..ReadResourceResult::default()
-            },
-            ReadResourceResult {
-                contents: c,
-                result_type: Some(ResultType::COMPLETE),
-                ttl_ms: Some(0),
-                cache_scope: Some(CacheScope::Private),
-                meta: Some(ResultMeta::default()),
-            },
-            ReadResourceResult::default(),
-        ] {
-            let mut fast = Vec::new();
-            r.write_json(&mut fast).unwrap();
-            assert_eq!(
-                String::from_utf8(fast).unwrap(),
-                serde_json::to_string(&r).unwrap()
             );
         }
     }

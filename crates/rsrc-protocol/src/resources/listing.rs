@@ -135,4 +135,16 @@ mod tests {
             serde_json::json!({})
         );
     }
+
+    #[test]
+    fn absent_optional_members_are_not_serialized() {
+        let r = ListResourcesResult {
+            resources: vec![Resource::new("a:b", "b")],
+            ..Default::default()
+        };
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"resources":[{"uri":"a:b","name":"b"}]}"#
+        );
+    }
 }

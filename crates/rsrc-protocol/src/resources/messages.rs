@@ -151,3 +151,40 @@ pub struct EmptyNotificationParams {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<NotificationMeta>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fast_writer_writes_what_serde_writes() {
+        let c = vec![
+            ResourceContents::blob(
+                Resource::new("x:b", "b").with_size(3),
+                vec![0u8, 255, 16, 1, 2],
+            ),
+            ResourceContents::text(Resource::new("x:t", ""), "a \"quoted\" \\ line\n"),
+        ];
+        for r in [
+            ReadResourceResult {
+                contents: c.clone(),
+                ..ReadResourceResult::default()
+            },
+            ReadResourceResult {
+                contents: c,
+                result_type: Some(ResultType::COMPLETE),
+                ttl_ms: Some(0),
+                cache_scope: Some(CacheScope::Private),
+                meta: Some(ResultMeta::default()),
+            },
+            ReadResourceResult::default(),
+        ] {
+            let mut fast = Vec::new();
+            r.write_json(&mut fast).unwrap();
+            assert_eq!(
+                String::from_utf8(fast).unwrap(),
+                serde_json::to_string(&r).unwrap()
+            );
+        }
+    }
+}
