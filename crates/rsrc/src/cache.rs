@@ -29,6 +29,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+/// The clock of the time to live: tokio's, which a paused test runtime drives (and the
+/// system's outside a runtime).
+use tokio::time::Instant as TtlClock;
+
 use rsrc_protocol::{
     CacheHint, CacheScope, Completion, Resource, ResourceContents, ResourceTemplate,
 };
@@ -96,7 +100,8 @@ impl Default for CacheLimits {
 struct Stored {
     output: ReadOutput,
     policy: CachePolicy,
-    stored_at: Instant,
+    /// When it was stored, on the time to live's clock.
+    stored_at: TtlClock,
     weight: u32,
 }
 
@@ -332,7 +337,9 @@ impl ReadCache {
     /// The cached read of `uri`, if there is one still fresh.
     pub fn hit(&self, uri: &str) -> Option<ReadOutput> {
         let stored = self.state.store.get(uri)?;
-        let left = stored.policy.ttl.checked_sub(stored.stored_at.elapsed())?;
+        // The store's own expiry (moka's clock) only frees memory; freshness is this.
+        let left = (stored.policy.ttl.checked_sub(stored.stored_at.elapsed()))
+            .filter(|left| !left.is_zero())?;
         Some(ReadOutput {
             contents: stored.output.contents.clone(),
             cache: Some(stored.policy.hint(left)),
@@ -356,7 +363,7 @@ impl ReadCache {
                     cache: None,
                 },
                 policy,
-                stored_at: Instant::now(),
+                stored_at: TtlClock::now(),
                 weight,
             }),
         );

@@ -1,7 +1,7 @@
 //! The read cache, through the wire: single flight, hits within the time to live, the
 //! caching hint of cached results, eviction on change, bounds, and errors never stored.
-//! Time is tokio's paused clock where a backend's latency matters, so nothing here
-//! depends on the speed of the machine.
+//! Time is tokio's paused clock, which drives both a backend's latency and the cache's
+//! time to live, so nothing here depends on the speed of the machine.
 
 mod common;
 
@@ -97,11 +97,28 @@ async fn cached_results_carry_the_time_they_have_left_on_2026_results() {
     let first = common::read(&mut p, "x://items/a").await;
     assert_eq!(first["result"]["ttlMs"], 300_000);
     assert_eq!(first["result"]["cacheScope"], "private");
-    // The cache's clock is the real one: wait a little of it.
-    std::thread::sleep(Duration::from_millis(20));
+    tokio::time::advance(Duration::from_secs(100)).await;
     let second = common::read(&mut p, "x://items/a").await;
-    let left = second["result"]["ttlMs"].as_u64().unwrap();
-    assert!(left < 300_000 && left > 250_000, "{second}");
+    assert_eq!(second["result"]["ttlMs"], 200_000, "{second}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_read_once_the_ttl_has_run_out_goes_to_the_backend_again() {
+    let backend = Arc::new(Backend::default());
+    let srv = server(Arc::clone(&backend), Duration::from_secs(300));
+    let mut p = common::connect_as(&srv, ProtocolVersion::V2026_07_28).await;
+    let first = common::read(&mut p, "x://items/a").await;
+    assert_eq!(first["result"]["contents"][0]["text"], "a (call 1)");
+    tokio::time::advance(Duration::from_secs(299)).await;
+    let cached = common::read(&mut p, "x://items/a").await;
+    assert_eq!(cached["result"]["contents"][0]["text"], "a (call 1)");
+    // Stored once the backend answered: its 300 s run from then.
+    assert_eq!(cached["result"]["ttlMs"], 1_000, "{cached}");
+    tokio::time::advance(Duration::from_secs(1)).await;
+    let fresh = common::read(&mut p, "x://items/a").await;
+    assert_eq!(fresh["result"]["contents"][0]["text"], "a (call 2)");
+    assert_eq!(fresh["result"]["ttlMs"], 300_000, "{fresh}");
+    assert_eq!(backend.calls(), 2);
 }
 
 #[tokio::test(start_paused = true)]

@@ -83,6 +83,7 @@ async fn the_bridge_is_off_by_default_and_leaves_the_resource_methods_as_they_ar
         ] {
             let a = p_off.call(method, params.clone()).await;
             let b = p_on.call(method, params).await;
+            assert!(a["result"].is_object(), "{method} in {v}: {a}");
             assert_eq!(a["result"], b["result"], "{method} in {v}");
         }
     }

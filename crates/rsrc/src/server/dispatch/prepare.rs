@@ -107,11 +107,7 @@ impl Prepared {
 
     /// The params member `Mcp-Name` mirrors for this method, if it mirrors one.
     pub fn mirrored_member(&self) -> Option<&'static str> {
-        match &*self.method {
-            ReadResource::NAME => Some("uri"),
-            "tools/call" | "prompts/get" => Some("name"),
-            _ => None,
-        }
+        rsrc_protocol::http::headers::mirrored_member(&self.method)
     }
 }
 
