@@ -51,7 +51,7 @@ pub fn bus_message(data: &[u8]) {
     assert_eq!(other.decode(wire.as_bytes()).unwrap_err(), Reject::Forged);
 }
 
-/// The session-record and resumption-log checks on arbitrary bytes, for the fuzz target
+/// The session-record and replay-log checks on arbitrary bytes, for the fuzz target
 /// `session_record` and its corpus: a record or entry made of the bytes never panics
 /// the reader, is never believed unless tagged with the key, and one tagged with it is
 /// read back as it was written.
@@ -104,7 +104,7 @@ pub fn session_record(data: &[u8]) {
     entries(&keys, name, data);
 }
 
-/// Resumption-log entries made of arbitrary bytes (for [`session_record`]): a tag that is
+/// Replay-log entries made of arbitrary bytes (for [`session_record`]): a tag that is
 /// not the key's never verifies, one made with it does, and a stream read back from
 /// any numbers neither panics nor returns an event it was not given.
 fn entries(keys: &Keyring, name: &str, data: &[u8]) {

@@ -55,7 +55,7 @@
 //! fuzz targets `bus_message` and `session_record`.
 //!
 //! Vocabulary: a *resync* tells listeners to catch up on changes they may have missed;
-//! *resuming* an SSE stream sends its events again from a session's *resumption log*; a
+//! *resuming* an SSE stream sends its events again from a session's *replay log*; a
 //! message *heard before* (sent again by someone who recorded it) is refused as stale.
 
 mod bus;

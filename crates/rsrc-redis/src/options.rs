@@ -14,7 +14,7 @@ pub struct RedisBusOptions {
     /// Redis use different ones.
     pub namespace: String,
     /// The keys that authenticate what the instances write to Redis (messages, session
-    /// records, resumption logs) and name sessions there (default: none, and
+    /// records, replay logs) and name sessions there (default: none, and
     /// [`RedisBus::connect`](crate::RedisBus::connect) refuses to start without one).
     /// The first signs; every one verifies, so a key is rotated as cursor keys are.
     /// Every instance of the deployment holds the same.

@@ -15,7 +15,7 @@ use std::time::Duration;
 pub struct Rejected {
     /// Messages on the channel: forged, malformed, stale or heard before.
     pub messages: u64,
-    /// Session records and resumption-log entries read from Redis: forged, or over
+    /// Session records and replay-log entries read from Redis: forged, or over
     /// their bounds.
     pub stored: u64,
 }

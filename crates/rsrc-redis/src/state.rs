@@ -39,7 +39,7 @@ pub(crate) struct BusKeys {
     pub(crate) names: Keyring,
     /// Session records' fields.
     pub(crate) fields: Keyring,
-    /// Resumption-log entries.
+    /// Replay-log entries.
     pub(crate) logs: Keyring,
     /// Instances' records of what they serve.
     pub(crate) members: Keyring,

@@ -79,10 +79,13 @@ fn every_code_block_names_its_language_and_no_rust_block_is_ignored() {
     }
 }
 
-/// Files the documents name that are the reader's, not the repository's.
-const READERS_FILES: [&str; 2] = [
+/// Paths the documents name that are not the repository's: the reader's files, and the
+/// folders of the release archive. (Build output, under `target/`, is left out too.)
+const NOT_IN_THE_REPOSITORY: [&str; 4] = [
     "claude_desktop_config.json", // the host's configuration `rsrc config` writes into
     "prometheus.yml",             // the reader's Prometheus configuration
+    "completions/",               // the release archive's shell completions
+    "man/man1/",                  // the release archive's manual page
 ];
 
 #[test]
@@ -94,7 +97,11 @@ fn every_path_a_document_names_exists() {
             let text = fs::read_to_string(root().join(&doc)).unwrap();
             named_paths(&text)
                 .into_iter()
-                .filter(|p| files.matching(p).is_empty() && !READERS_FILES.contains(&p.as_str()))
+                .filter(|p| {
+                    files.matching(p).is_empty()
+                        && !NOT_IN_THE_REPOSITORY.contains(&p.as_str())
+                        && !p.starts_with("target/")
+                })
                 .map(move |p| format!("{doc}: `{p}`"))
                 .collect::<Vec<_>>()
         })
@@ -220,6 +227,57 @@ fn the_crates_table_names_every_crate_and_exactly_its_workspace_dependencies() {
     assert!(
         wrong.is_empty(),
         "docs/architecture.md's crates table is out of date:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// The floors picture of `docs/architecture.md`: each crate's floor.
+fn floors(text: &str) -> Vec<(String, u32)> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("floor "))
+        .flat_map(|l| {
+            let mut words = l.split_whitespace();
+            let floor: u32 = words.next().and_then(|f| f.parse().ok()).unwrap_or(0);
+            words
+                .map(move |c| (c.to_owned(), floor))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn every_crate_depends_only_on_crates_on_lower_floors() {
+    let text = fs::read_to_string(root().join("docs/architecture.md")).unwrap();
+    let floors = floors(&text);
+    let floor_of = |name: &str| floors.iter().find(|(c, _)| c == name).map(|(_, f)| *f);
+    let mut wrong = Vec::new();
+    for (name, depends) in crate_rows(&text) {
+        let Some(floor) = floor_of(&name) else {
+            wrong.push(format!("{name}: on no floor"));
+            continue;
+        };
+        let manifest = fs::read_to_string(root().join("crates").join(&name).join("Cargo.toml"));
+        let Ok(manifest) = manifest else {
+            wrong.push(format!("{name}: no crates/{name}/Cargo.toml ({depends})"));
+            continue;
+        };
+        let manifest: toml::Table = manifest.parse().unwrap();
+        for dependency in workspace_dependencies(&manifest) {
+            match floor_of(&dependency) {
+                Some(f) if f < floor => {}
+                // A crate's own helper crate (rsrc-rmcp-macros) lives inside it.
+                None if dependency.starts_with(&format!("{name}-")) => {}
+                _ => wrong.push(format!("{name} (floor {floor}) depends on {dependency}")),
+            }
+        }
+    }
+    assert!(
+        !floors.is_empty(),
+        "docs/architecture.md has no floors picture"
+    );
+    assert!(
+        wrong.is_empty(),
+        "docs/architecture.md's floors do not hold:\n{}",
         wrong.join("\n")
     );
 }

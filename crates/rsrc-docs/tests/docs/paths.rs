@@ -36,8 +36,11 @@ pub(crate) fn is_path(word: &str) -> bool {
     if word.contains([' ', ':', '*', '<', '>', '\n', '=', '"', '(']) {
         return false;
     }
-    let path_like =
-        EXTENSIONS.iter().any(|e| word.ends_with(e)) || ROOTS.iter().any(|r| word.starts_with(r));
+    // A folder: `legacy/`, `rsrc/src/server/tools/`.
+    let folder = word.len() > 1 && word.ends_with('/') && !word.starts_with('/');
+    let path_like = EXTENSIONS.iter().any(|e| word.ends_with(e))
+        || ROOTS.iter().any(|r| word.starts_with(r))
+        || folder;
     path_like && !word.starts_with('.') || word.starts_with(".ci/")
 }
 

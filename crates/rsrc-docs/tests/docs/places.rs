@@ -80,11 +80,12 @@ fn item_name(chunk: &str) -> Option<String> {
 }
 
 /// Whether `source` defines every segment of `item`: as an item (`fn`, `struct`, `enum`,
-/// `trait`, `const`, `static`, `type`, `mod`, a macro), or as a variant or field.
+/// `trait`, `const`, `static`, `type`, `mod`, a macro, or the type of an `impl` here), or
+/// as a variant or field.
 pub(crate) fn defines(source: &str, item: &str) -> bool {
     item.split("::").all(|name| {
         let keyword = [
-            "fn", "struct", "enum", "trait", "const", "static", "type", "mod", "union",
+            "fn", "struct", "enum", "trait", "const", "static", "type", "mod", "union", "impl",
         ]
         .iter()
         .any(|k| has_words(source, &[k, name]));
@@ -136,4 +137,16 @@ fn definitions_are_recognised_and_mentions_are_not() {
     assert!(defines(source, "decide"));
     assert!(defines(source, "Place::LegacySession"));
     assert!(!defines(source, "other"));
+}
+
+#[test]
+fn a_path_in_parentheses_after_a_folder_is_inside_it() {
+    let cell = "`rsrc/src/server/tools/` (`call.rs` the call, `config.rs` `offers`), `x.rs`";
+    assert_eq!(
+        placed_items(cell),
+        [(
+            "rsrc/src/server/tools/config.rs".to_owned(),
+            "offers".to_owned()
+        )]
+    );
 }

@@ -1,5 +1,5 @@
 //! Where a shared session lives in Redis and how much of it is read back: its keys'
-//! names, their lifetime, the bounds of a record and of a resumption-log entry, and the
+//! names, their lifetime, the bounds of a record and of a replay-log entry, and the
 //! numbers Redis answers with.
 //!
 //! Invariant: every bound here is applied to what is read back, whatever Redis holds:
@@ -19,7 +19,7 @@ pub(crate) const MAX_FIELDS: usize = 64;
 pub(crate) const MAX_MEMBERS: usize = 64 * 1024;
 /// The most bytes of subscriptions of a record read back.
 pub(crate) const MAX_MEMBER_BYTES: usize = 16 * 1024 * 1024;
-/// The largest resumption-log entry stored and read back: a larger event is kept by its
+/// The largest replay-log entry stored and read back: a larger event is kept by its
 /// writer only (its stream then has a hole elsewhere).
 pub(crate) const MAX_ENTRY: usize = 16 * 1024 * 1024;
 

@@ -1,4 +1,4 @@
-//! The resumption logs of shared sessions (the events of each SSE stream, sent again to
+//! The replay logs of shared sessions (the events of each SSE stream, sent again to
 //! a client that resumes it, on any instance): one Redis Stream per SSE stream, written
 //! by one task in the order entries were queued, and read back with their holes seen.
 //!
@@ -197,7 +197,7 @@ pub(crate) async fn read_log(
                 } else {
                     "it does not verify"
                 };
-                shared.rejected_stored("a resumption-log entry", why);
+                shared.rejected_stored("a replay-log entry", why);
                 None
             }
         };
@@ -223,7 +223,7 @@ pub(crate) async fn read_log(
             match tag {
                 Some(t) if entry_verifies(keys, name, stream, last, 0, None, &t) => Some(last),
                 _ => {
-                    shared.rejected_stored("a resumption log's end", "it does not verify");
+                    shared.rejected_stored("a replay log's end", "it does not verify");
                     None
                 }
             }
@@ -429,7 +429,7 @@ pub(crate) async fn write_logs(
             }
             Err(e) => {
                 if !warned {
-                    tracing::warn!(error = %e, "cannot write resumption logs to Redis: they are kept on this instance only");
+                    tracing::warn!(error = %e, "cannot write replay logs to Redis: they are kept on this instance only");
                     warned = true;
                 }
                 conn = None;

@@ -30,7 +30,7 @@
 //! over it is refused; what is refused is counted and logged at a bounded rate.
 //!
 //! The files, from the store down: `sessions.rs` is the store (`RedisSessions`) and its
-//! operations on records; `logs.rs` the resumption logs (the task that writes them, and
+//! operations on records; `logs.rs` the replay logs (the task that writes them, and
 //! reading a stream back); `records.rs` how a record's fields are tagged and read back;
 //! `scripts.rs` the Lua scripts every change runs; `conn.rs` the store's connection;
 //! `layout.rs` the keys, their lifetime and the bounds of what is read back.

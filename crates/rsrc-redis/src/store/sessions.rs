@@ -442,13 +442,13 @@ impl SessionStore for RedisSessions {
         if event.frame.len() > MAX_ENTRY {
             // Too large to share: the stored log has a hole there, which readers see.
             tracing::debug!(
-                "an event too large for the shared resumption log is kept on this instance only"
+                "an event too large for the shared replay log is kept on this instance only"
             );
             return;
         }
         if self.logs.try_send(Entry::Event(event)).is_err() {
             // The stored log now has a hole, which readers see.
-            tracing::debug!("the shared resumption log queue is full: an event is kept here only");
+            tracing::debug!("the shared replay log queue is full: an event is kept here only");
         }
     }
 
