@@ -3,9 +3,8 @@
 //! Invariant: when serving on stdio, stdout carries protocol messages only; every log line
 //! goes to stderr.
 
-mod config;
 mod conformance;
-mod hosts;
+mod host_config;
 mod inspect;
 mod interface;
 mod sample;
@@ -52,7 +51,7 @@ enum Command {
     Inspect(inspect::InspectCommand),
     /// Print what a host (Claude Desktop, Claude Code, VS Code, Cursor) needs to launch
     /// `rsrc serve` over stdio, with absolute paths.
-    Config(hosts::ConfigArgs),
+    Config(host_config::ConfigArgs),
     /// Explore servers' resources in the browser: prints the page's URL (with its token)
     /// and serves it on loopback until interrupted. With no server, the bundled sample.
     #[command(override_usage = "rsrc ui [OPTIONS] [URL]... [-c COMMAND LINE]... [-- <COMMAND>...]")]
@@ -82,9 +81,10 @@ enum Command {
 /// Installs logging and, when the `OTEL_*` variables configure them, traces (`rsrc
 /// serve` does so itself once its configuration, which may name a collector, is read).
 fn init_telemetry(cli: &Cli) -> Result<telemetry::Telemetry, String> {
-    let traces = telemetry::TraceSettings::resolve(&config::TracingSection::default(), |name| {
-        std::env::var(name).ok()
-    })?;
+    let traces =
+        telemetry::TraceSettings::resolve(&telemetry::TracingSection::default(), |name| {
+            std::env::var(name).ok()
+        })?;
     telemetry::init(cli.verbose, cli.log_format, traces.as_ref())
 }
 
@@ -115,7 +115,7 @@ fn main() -> ExitCode {
             serve::run(&args, serve, cli.verbose, cli.log_format)
         }
         Command::Config(args) => {
-            return match hosts::run(&args) {
+            return match host_config::run(&args) {
                 Ok((snippet, where_to)) => {
                     use std::io::Write as _;
                     let mut out = std::io::stdout().lock();

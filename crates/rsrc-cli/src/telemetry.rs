@@ -23,12 +23,11 @@ use opentelemetry_sdk::trace::{
     SdkTracerProvider,
 };
 use rsrc::observe::{RequestTracing, TraceCarrier};
+use serde::{Deserialize, Serialize};
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 use tracing_subscriber::Layer as _;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
-
-use crate::config::TracingSection;
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -39,6 +38,26 @@ pub(crate) enum LogFormat {
     /// One JSON object a line, with the fields of the request being served (method,
     /// id, session, trace id).
     Json,
+}
+
+/// `[tracing]` of `rsrc serve`'s configuration: where OpenTelemetry traces go. The standard `OTEL_*` variables, when
+/// set, override these keys (see `docs/operations.md`).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct TracingSection {
+    /// The OTLP/HTTP endpoint (`http://collector:4318`); traces go to its `/v1/traces`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) endpoint: Option<String>,
+    /// The `service.name` of the spans (default `rsrc`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) service_name: Option<String>,
+    /// The sampler, as `OTEL_TRACES_SAMPLER` names it (default
+    /// `parentbased_always_on`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) sampler: Option<String>,
+    /// The sampler's argument (the ratio of `traceidratio`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) sampler_arg: Option<f64>,
 }
 
 /// Spans kept at most in the export queue; more are dropped until it drains.

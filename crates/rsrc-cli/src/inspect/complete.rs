@@ -8,8 +8,10 @@ use std::collections::BTreeMap;
 
 use clap::Args;
 
+use super::failure::Failure;
+use super::output::{print_json, stdout_write, warn};
+use super::render;
 use super::target::Target;
-use super::{Failure, print_json, render, stdout_write, warn};
 
 #[derive(Args, Debug)]
 pub(crate) struct CompleteArgs {

@@ -25,8 +25,10 @@ use rsrc::protocol::jsonrpc::ErrorCode;
 use rsrc::protocol::resources::{Feature, ListFilter, RESOURCE_METADATA_EXTENSION};
 use rsrc_client::{ClientError, anywhere};
 
+use super::failure::Failure;
+use super::output::{print_json, stdout_write, warn};
+use super::render;
 use super::target::{Session, Target};
-use super::{Failure, print_json, render, stdout_write, warn};
 
 #[derive(Args, Debug)]
 pub(crate) struct LsArgs {

@@ -13,8 +13,10 @@ use clap::Args;
 use rsrc::protocol::Resource;
 use rsrc::protocol::resources::{Body, ReadResourceResult};
 
+use super::failure::{Failure, io_failure};
+use super::output::{print_json, stdout_write};
+use super::render;
 use super::target::Target;
-use super::{Failure, io_failure, print_json, render, stdout_write};
 
 #[derive(Args, Debug)]
 pub(crate) struct ReadArgs {

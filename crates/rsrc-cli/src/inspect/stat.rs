@@ -10,8 +10,10 @@ use clap::Args;
 use rsrc::protocol::resources::RESOURCE_METADATA_EXTENSION;
 use rsrc_client::Via;
 
+use super::failure::Failure;
+use super::output::{print_json, stdout_write, warn};
+use super::render;
 use super::target::Target;
-use super::{Failure, print_json, render, stdout_write, warn};
 
 #[derive(Args, Debug)]
 pub(crate) struct StatArgs {

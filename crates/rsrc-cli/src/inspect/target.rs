@@ -15,7 +15,7 @@ use clap::Args;
 use rsrc::protocol::ProtocolVersion;
 use rsrc_client::{Client, ClientOptions, EraPreference};
 
-use super::Failure;
+use super::failure::Failure;
 
 /// How to reach the server, shared by every inspection command.
 #[derive(Args, Debug)]

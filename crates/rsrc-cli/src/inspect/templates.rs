@@ -6,8 +6,10 @@
 use clap::Args;
 use futures_util::StreamExt;
 
+use super::failure::Failure;
+use super::output::{print_json, stdout_write};
+use super::render;
 use super::target::Target;
-use super::{Failure, print_json, render, stdout_write};
 
 #[derive(Args, Debug)]
 pub(crate) struct TemplatesArgs {

@@ -11,8 +11,10 @@ use std::io::IsTerminal;
 use clap::Args;
 use rsrc_client::Change;
 
+use super::failure::Failure;
+use super::output::{stdout_write, warn};
+use super::render;
 use super::target::Target;
-use super::{Failure, render, stdout_write, warn};
 
 #[derive(Args, Debug)]
 pub(crate) struct WatchArgs {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::config::Freshness;
+use super::values::{Freshness, parse_listen, parse_size};
 
 /// Options of `rsrc serve`.
 #[derive(Args, Debug)]
@@ -45,16 +45,16 @@ pub(crate) struct ServeArgs {
     pub(crate) exclude: Vec<String>,
 
     /// Largest file or database row read (e.g. `32MiB`); larger ones are refused.
-    #[arg(long, default_value = "32MiB", value_parser = crate::config::parse_size)]
+    #[arg(long, default_value = "32MiB", value_parser = parse_size)]
     pub(crate) max_read: u64,
 
     /// Most bytes of content all requests together may hold (read and not yet sent);
     /// beyond it, reads wait for room.
-    #[arg(long, default_value = "256MiB", value_parser = crate::config::parse_size)]
+    #[arg(long, default_value = "256MiB", value_parser = parse_size)]
     pub(crate) read_budget: u64,
 
     /// Most bytes of child content returned when a directory is read.
-    #[arg(long, default_value = "1MiB", value_parser = crate::config::parse_size)]
+    #[arg(long, default_value = "1MiB", value_parser = parse_size)]
     pub(crate) collection_budget: u64,
 
     /// Do not watch the directories and databases for changes (no subscriptions, no list
@@ -106,7 +106,7 @@ pub(crate) struct ServeArgs {
     pub(crate) tools_max_text: usize,
 
     /// Longest accepted message (e.g. `16MiB`).
-    #[arg(long, default_value = "16MiB", value_parser = crate::config::parse_size)]
+    #[arg(long, default_value = "16MiB", value_parser = parse_size)]
     pub(crate) max_message: u64,
 
     /// Most requests handled at once per stdio connection or HTTP session.
@@ -121,7 +121,7 @@ pub(crate) struct ServeArgs {
     /// Serve `/metrics` (Prometheus), `/healthz` and `/readyz` at `http://ADDR/`, apart
     /// from the MCP endpoint, over stdio too (`PORT` alone binds 127.0.0.1; another
     /// non-loopback address needs --allow-remote).
-    #[arg(long, value_name = "ADDR", value_parser = crate::config::parse_listen)]
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
     pub(crate) admin: Option<SocketAddr>,
 
     /// After SIGTERM or SIGINT, how long `/readyz` answers 503 while everything is still
@@ -202,7 +202,7 @@ pub(crate) struct ClusterArgs {
 pub(crate) struct HttpArgs {
     /// Serve Streamable HTTP at `http://ADDR/mcp` instead of stdio (`PORT` alone binds
     /// 127.0.0.1).
-    #[arg(long, value_name = "ADDR", value_parser = crate::config::parse_listen)]
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
     pub(crate) http: Option<SocketAddr>,
 
     /// Allow binding a non-loopback address (anyone who can reach it can read what is
@@ -221,7 +221,7 @@ pub(crate) struct HttpArgs {
     pub(crate) allowed_origin: Vec<String>,
 
     /// Largest request body.
-    #[arg(long, default_value = "4MiB", value_parser = crate::config::parse_size)]
+    #[arg(long, default_value = "4MiB", value_parser = parse_size)]
     pub(crate) max_body: u64,
 
     /// Most HTTP connections at once.

@@ -18,8 +18,10 @@ use rsrc_providers::fs::{self, FsConfig, FsProvider, FsRoot, VisibilityConfig};
 use rsrc_providers::git::{GitConfig, GitProvider};
 use rsrc_redis::{RedisBus, RedisBusOptions};
 
+use super::config::Config;
 use super::secrets::{read_key_file, read_text_secret, redact, redact_error};
-use crate::config::{Config, Dur, Location, Size};
+use super::sources::Location;
+use super::values::{Dur, Size};
 
 /// The instructions for the model: the standard methods, and rsrc's SEP-2093 extension
 /// named as what it is, only when it is served.

@@ -11,9 +11,9 @@ use std::time::Duration;
 use rsrc::Server;
 use rsrc_http::{AuthConfig, HttpConfig, JwtVerifier, TokenVerifier};
 
+use super::config::{Config, HttpSection};
 use super::drain::Drain;
 use super::secrets::{check_key, read_secret, read_text_secret};
-use crate::config::{Config, HttpSection};
 
 fn auth_config(
     h: &HttpSection,

@@ -4,9 +4,11 @@
 //! current-thread runtime), so a request is decoded, served and encoded without a thread
 //! hop.
 //!
-//! This file runs the server (the runtime, stdio, the shutdown sequence); beside it,
-//! `args.rs` holds the flags, `sources.rs` reads a source argument, `build.rs` builds the
-//! server from the configuration, `secrets.rs` reads secret files and masks passwords,
+//! This file is a facade. `run.rs` runs the server (the runtime, stdio, the shutdown
+//! sequence); `args.rs` holds the flags, `config/` the configuration (the `--config`
+//! file, the flags over it, the effective result), `values.rs` the values both write,
+//! `sources.rs` a source (its table, and the argument that names it), `build.rs` builds
+//! the server from the configuration, `secrets.rs` reads secret files and masks passwords,
 //! `http.rs` serves it over Streamable HTTP, `admin.rs` serves metrics, health and
 //! readiness, and `drain.rs` is the first step of shutdown. Over stdio the drain applies
 //! only with an admin listener (without one, nothing could see it).
@@ -14,97 +16,16 @@
 mod admin;
 mod args;
 mod build;
+mod config;
 mod drain;
 mod http;
+mod run;
 mod secrets;
 mod sources;
+mod values;
 
-use std::sync::Arc;
-
-use rsrc::transport::{StreamConfig, serve_stdio};
-
-use crate::config::{Config, Listen};
-use crate::telemetry::{self, LogFormat, TraceSettings};
-pub(crate) use args::{HttpArgs, ServeArgs};
+pub(crate) use args::ServeArgs;
 pub(crate) use build::CONVERT_WORKER;
-use build::build;
-use drain::Drain;
-use http::serve_http;
-pub(crate) use secrets::{check_private, redact};
-pub(crate) use sources::{absolute_source, parse_source};
-
-/// The runtime that serves: one thread, unless HTTP is given more.
-fn serving_runtime(config: &Config) -> std::io::Result<tokio::runtime::Runtime> {
-    let threads = config.http.threads;
-    if config.http.listen.is_none() || threads == 1 {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-    } else {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(usize::from(threads))
-            .enable_all()
-            .build()
-    }
-}
-
-pub(crate) fn run(
-    args: &ServeArgs,
-    matches: &clap::ArgMatches,
-    verbose: u8,
-    log_format: LogFormat,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let config = Config::load(args, matches)?;
-    if args.print_config {
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        out.write_all(config.to_toml()?.as_bytes())?;
-        out.flush()?;
-        return Ok(());
-    }
-    let traces = TraceSettings::resolve(&config.tracing, |name| std::env::var(name).ok())?;
-    let telemetry = telemetry::init(verbose, log_format, traces.as_ref())?;
-    // Installed before the server is built, so that nothing it records is lost.
-    let metrics = match config.admin.listen {
-        Some(_) => Some(admin::install_recorder()?),
-        None => None,
-    };
-    let runtime = serving_runtime(&config)?;
-    let server = build(&config, &runtime, telemetry.request_tracing())?;
-    let health = Arc::new(admin::Health::default());
-    if let (Some(Listen(addr)), Some(metrics)) = (config.admin.listen, metrics) {
-        let listener = runtime.block_on(admin::bind(addr, config.http.allow_remote))?;
-        let _in_runtime = runtime.enter();
-        admin::spawn(listener, &server, &health, metrics);
-    }
-    let drains = config.admin.listen.is_some();
-    let drain = Drain::new(Arc::clone(&health), drains.then_some(config.drain_delay.0));
-    if let Some(Listen(addr)) = config.http.listen {
-        return serve_http(&config, &server, addr, &runtime, drain);
-    }
-    let stream = StreamConfig {
-        max_line: usize::try_from(config.max_message.0).unwrap_or(usize::MAX),
-        max_in_flight: config.max_in_flight.max(1),
-        shutdown_grace: config.shutdown_grace.0,
-        ..StreamConfig::default()
-    };
-    let served = runtime.block_on(async move {
-        tracing::info!("serving MCP on stdio");
-        health.listening();
-        let served = serve_stdio(&server, &stream);
-        let served = if drains {
-            tokio::select! {
-                served = served => served,
-                () = drain.then_stop() => Ok(()),
-            }
-        } else {
-            served.await
-        };
-        server.leave_cluster().await;
-        served
-    });
-    // Stopped by a signal, stdin may still be read by a blocking thread (a terminal):
-    // the runtime does not wait for it.
-    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    Ok(served?)
-}
+pub(crate) use run::run;
+pub(crate) use secrets::redact;
+pub(crate) use sources::{Location, absolute_source, parse_source};

@@ -160,9 +160,26 @@ mod tests {
     fn searches_match_names_titles_uris_and_descriptions_case_insensitively() {
         let m = Matcher::new(&anywhere("GUIDE")).unwrap();
         let r = Resource::new("x:///a", "a").with_description("The user guide");
-        assert!(m.resource(&r));
+        assert!(m.resource(&r), "by description");
+        assert!(
+            m.resource(&Resource::new("x:///n", "style-guide")),
+            "by name"
+        );
         assert!(!m.resource(&Resource::new("x:///b", "b")));
         let m = Matcher::new(&anywhere("*.md")).unwrap();
-        assert!(m.resource(&Resource::new("x:///dir/A.MD", "A")));
+        assert!(m.resource(&Resource::new("x:///dir/A.MD", "A")), "by URI");
+        // A title alone is enough, for a resource and for a template.
+        let m = Matcher::new(&anywhere("handbook")).unwrap();
+        let titled = Resource::new("x:///c", "c").with_title("Staff HANDBOOK");
+        assert!(m.resource(&titled), "by title");
+        assert!(!m.resource(&Resource::new("x:///c", "c").with_title("Staff guide")));
+        let template = ResourceTemplate::new("x:///{id}", "pages").with_title("The Handbook");
+        assert!(m.template(&template), "a template by title");
+        assert!(!m.template(&ResourceTemplate::new("x:///{id}", "pages")));
+        let m = Matcher::new(&anywhere("pages")).unwrap();
+        assert!(
+            m.template(&ResourceTemplate::new("x:///{id}", "pages")),
+            "a template by name"
+        );
     }
 }

@@ -1,36 +1,14 @@
-//! `rsrc serve`'s configuration: the TOML file given with `--config`, the command line's
-//! flags over it, and the effective result that `--print-config` prints and the server is
-//! built from.
-//!
-//! Invariants:
-//! - Defaults live in one place, the command line's definition ([`ServeArgs`]): a key
-//!   left out of the file and a flag left off the command line mean the same value.
-//! - A flag given on the command line wins over the file, for the server and for every
-//!   source; sources named on the command line are served after the file's.
-//! - What `--print-config` prints reads back to the same configuration, except that a
-//!   password in a connection string is masked.
-//! - A file that cannot be used is an error naming the file, the line and the key, and
-//!   nothing is served.
-//!
-//! This file holds the configuration's shape (the top level and its sections); beside
-//! it, `values.rs` holds the values written in both the file and the flags (sizes,
-//! durations, addresses), `sources.rs` a source and its `[[sources]]` table, `load.rs`
-//! reading the file and applying the flags over it, and `effective.rs` every source's
-//! settings resolved and the result printed as TOML.
-//!
-//! [`ServeArgs`]: crate::serve::ServeArgs
-
-mod effective;
-mod load;
-mod sources;
-mod values;
+//! The shape of `rsrc serve`'s configuration: the top level and its sections, as the
+//! `--config` file writes them. Invariant: every key is known (`deny_unknown_fields`),
+//! and a number outside what the command line's flag takes is refused.
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-pub(crate) use sources::{Location, SourceConfig, SourceOptions};
-pub(crate) use values::{Dur, Freshness, Listen, Size, parse_listen, parse_size};
+use crate::serve::sources::SourceConfig;
+use crate::serve::values::{Dur, Freshness, Listen, Size};
+use crate::telemetry::TracingSection;
 
 /// The whole configuration. Its scalar keys are the server's settings and the defaults
 /// of every source; `[tools]`, `[http]` and `[[sources]]` follow.
@@ -128,26 +106,6 @@ pub(crate) struct AdminSection {
     /// Where to listen; no admin listener when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) listen: Option<Listen>,
-}
-
-/// `[tracing]`: where OpenTelemetry traces go. The standard `OTEL_*` variables, when
-/// set, override these keys (see `docs/operations.md`).
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
-#[serde(deny_unknown_fields, default)]
-pub(crate) struct TracingSection {
-    /// The OTLP/HTTP endpoint (`http://collector:4318`); traces go to its `/v1/traces`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) endpoint: Option<String>,
-    /// The `service.name` of the spans (default `rsrc`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) service_name: Option<String>,
-    /// The sampler, as `OTEL_TRACES_SAMPLER` names it (default
-    /// `parentbased_always_on`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) sampler: Option<String>,
-    /// The sampler's argument (the ratio of `traceidratio`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) sampler_arg: Option<f64>,
 }
 
 /// `[tools]`.

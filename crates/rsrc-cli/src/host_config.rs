@@ -32,8 +32,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::config::Location;
-use crate::serve::{absolute_source, parse_source};
+use crate::serve::{Location, absolute_source, parse_source};
 
 /// The hosts `rsrc config` knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -7,7 +7,10 @@
 
 use std::time::Duration;
 
-use super::{Config, Dur, Location, SourceConfig, SourceOptions};
+use super::shape::Config;
+use crate::serve::secrets::redact;
+use crate::serve::sources::{Location, SourceConfig, SourceOptions};
+use crate::serve::values::Dur;
 
 impl Config {
     /// Every source with its own settings filled in from the top level: what is served,
@@ -61,9 +64,7 @@ impl Config {
 
     /// Whether a connection string holds a password (the file holding it is a secret).
     pub(super) fn holds_password(&self) -> bool {
-        self.clone()
-            .connections_mut()
-            .any(|c| crate::serve::redact(c) != *c)
+        self.clone().connections_mut().any(|c| redact(c) != *c)
     }
 
     /// The effective configuration as TOML, sources resolved, passwords masked.
@@ -71,7 +72,7 @@ impl Config {
         let mut shown = self.clone();
         shown.sources = self.resolved();
         for connection in shown.connections_mut() {
-            *connection = crate::serve::redact(connection);
+            *connection = redact(connection);
         }
         let text = toml::to_string_pretty(&shown)
             .map_err(|e| format!("cannot print the configuration: {e}"))?;

@@ -12,12 +12,12 @@ use std::path::Path;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, FromArgMatches};
 
-use super::sources::absolute;
-use super::{
-    AdminSection, AuthSection, ClusterSection, Config, Dur, HttpSection, Listen, Size,
-    ToolsSection, TracingSection,
-};
-use crate::serve::{HttpArgs, ServeArgs};
+use super::shape::{AdminSection, AuthSection, ClusterSection, Config, HttpSection, ToolsSection};
+use crate::serve::args::{HttpArgs, ServeArgs};
+use crate::serve::secrets::check_private;
+use crate::serve::sources::{absolute, parse_source};
+use crate::serve::values::{Dur, Listen, Size};
+use crate::telemetry::TracingSection;
 
 impl Default for Config {
     /// The command line's defaults.
@@ -129,15 +129,11 @@ impl Config {
         config.apply_flags(args, matches);
         // A file with a password in it is a secret file.
         if let (Some(path), true) = (&args.config, holds_password) {
-            crate::serve::check_private(path, config.allow_open_secrets)?;
+            check_private(path, config.allow_open_secrets)?;
         }
-        config.file = args
-            .config
-            .as_deref()
-            .map(super::sources::absolute)
-            .transpose()?;
+        config.file = args.config.as_deref().map(absolute).transpose()?;
         for arg in &args.sources {
-            let mut source = crate::serve::parse_source(arg)?;
+            let mut source = parse_source(arg)?;
             source.absolutize(Path::new(""))?;
             config.sources.push(source);
         }
