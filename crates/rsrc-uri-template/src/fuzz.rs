@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use crate::{UriTemplate, Value};
+use crate::template::UriTemplate;
+use crate::value::Value;
 
 /// Values given to variables when expanding, chosen by a hash of the name (one choice is
 /// "undefined").

@@ -7,7 +7,9 @@ use std::io;
 
 use serde::Serialize;
 
-use super::{ErrorObject, JSONRPC_VERSION, RequestId};
+use super::error::ErrorObject;
+use super::id::RequestId;
+use super::message::JSONRPC_VERSION;
 
 #[derive(Serialize)]
 struct ResultEnvelope<'a, R> {

@@ -16,8 +16,9 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
+use super::resource::Resource;
 use super::resource::ResourceFields;
-use super::{Resource, Text};
+use super::text::Text;
 use crate::de_util::{Key, set_once};
 
 /// The payload of one contents entry.

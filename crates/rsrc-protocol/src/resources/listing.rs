@@ -6,7 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Resource, ResourceTemplate};
+use super::resource::Resource;
+use super::template::ResourceTemplate;
 use crate::common::{CacheScope, ResultType};
 use crate::meta::{RequestMeta, ResultMeta};
 

@@ -7,7 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Deferred, Resource, ResourceContents};
+use super::contents::{Deferred, ResourceContents};
+use super::resource::Resource;
 use crate::common::{CacheScope, ResultType};
 use crate::meta::{NotificationMeta, RequestMeta, ResultMeta};
 

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ResourceCapabilities;
+use super::resource::ResourceCapabilities;
 use crate::common::{Annotations, Icon, Meta};
 
 /// A parameterized resource (RFC 6570 URI template).
