@@ -7,7 +7,7 @@ mod common;
 
 use std::os::unix::fs::symlink;
 
-use rsrc_providers::fs::{VisibilityConfig, FsConfig};
+use rsrc_providers::fs::{FsConfig, VisibilityConfig};
 use serde_json::json;
 
 use common::{is_not_found, read, serve_dir_with, walk, write};

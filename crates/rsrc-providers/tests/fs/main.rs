@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use base64::Engine as _;
-use rsrc_providers::fs::{VisibilityConfig, FsConfig, FsProvider, ListingFreshness};
+use rsrc_providers::fs::{FsConfig, FsProvider, ListingFreshness, VisibilityConfig};
 use serde_json::json;
 
 use common::{is_not_found, peer_for, read, serve_dir, serve_dir_with, server_for, walk, write};

@@ -5,9 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use rsrc_redis::{RedisBus, RedisBusOptions};
 use rsrc::protocol::{ProtocolVersion, Resource};
 use rsrc::{ResourceSet, Server};
+use rsrc_redis::{RedisBus, RedisBusOptions};
 use rsrc_testkit::Peer;
 use rsrc_testkit::redis::RedisServer;
 use serde_json::json;

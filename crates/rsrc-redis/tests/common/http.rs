@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rsrc::protocol::{ProtocolVersion, Resource, ResourceTemplate};
-use rsrc_http::{HttpConfig, serve_http};
 use rsrc::{Representation, RequestContext, Server, TemplateResource};
+use rsrc_http::{HttpConfig, serve_http};
 use rsrc_testkit::HttpPeer;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;

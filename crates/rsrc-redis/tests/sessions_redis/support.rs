@@ -9,9 +9,9 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use rsrc::Server;
-use rsrc_redis::RedisBus;
 use rsrc::protocol::Resource;
 use rsrc_http::HttpConfig;
+use rsrc_redis::RedisBus;
 use rsrc_testkit::redis::RedisServer;
 use rsrc_testkit::{HttpPeer, HttpResponse, SseStream};
 use serde_json::{Value, json};
