@@ -127,7 +127,7 @@ pub trait NotificationSink: Send + Sync + 'static {
 
     /// Completes when the sink has room for more (the default: at once). Deliveries that
     /// can wait (change notifications, which coalesce meanwhile) wait for it.
-    fn ready(&self) -> crate::BoxFuture<'_, ()> {
+    fn ready(&self) -> crate::future::BoxFuture<'_, ()> {
         Box::pin(std::future::ready(()))
     }
 }

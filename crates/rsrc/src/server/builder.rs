@@ -17,7 +17,7 @@ use super::dispatch;
 use super::handle::Server;
 use super::inside::{AddOns, Core, ServerState};
 use super::router::Router;
-use super::tools::{self, ToolsConfig};
+use super::tools_config::{self as tools, ToolsConfig};
 use crate::budget::ByteBudget;
 use crate::bus::ChangeBus;
 use crate::changes::Hub;

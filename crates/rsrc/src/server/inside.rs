@@ -28,7 +28,7 @@ use rsrc_protocol::{
 use super::config::ServerConfig;
 use super::router::Mount;
 use super::router::Router;
-use super::tools::{CAPABILITY, METHODS, ToolsConfig};
+use super::tools_config::{CAPABILITY, METHODS, ToolsConfig};
 use crate::budget::ByteBudget;
 use crate::changes::{Hub, Listener};
 use crate::context::Notifier;

@@ -12,7 +12,7 @@
 //! its mounts in `router.rs`, and what it holds, with the named methods the rules reach
 //! it through, in `inside.rs` (`ServerState`). The rules are functions over that state,
 //! never over the handle: the gate (`gate.rs`), decoding and running (`dispatch/`), one
-//! handler per method (`handlers/`), the tools bridge (`tools/`), fitting results to
+//! handler per method (`handlers/`), the tools bridge (`tools/`, its settings in `tools_config.rs`), fitting results to
 //! their revision (`fit.rs`) and replies (`reply.rs`).
 
 mod builder;
@@ -29,6 +29,7 @@ mod reply;
 mod router;
 mod session;
 mod tools;
+mod tools_config;
 
 pub use builder::{BuildError, ServerBuilder};
 pub use config::ServerConfig;
@@ -41,4 +42,4 @@ pub use reply::{Framed, holding};
 pub use router::Router;
 pub use session::Negotiated;
 pub use session::Session;
-pub use tools::ToolsConfig;
+pub use tools_config::ToolsConfig;

@@ -10,7 +10,7 @@ use rsrc_protocol::lifecycle::{
 };
 use std::sync::Arc;
 
-use super::listener_of;
+use super::subscriptions::listener_of;
 use crate::context::RequestContext;
 use crate::error::RequestError;
 use crate::server::gate;

@@ -4,10 +4,10 @@
 
 use serde_json::{Map, Value};
 
-use super::config::ToolsConfig;
 use crate::error::RequestError;
 use crate::server::handlers;
 use crate::server::inside::ServerState;
+use crate::server::tools_config::ToolsConfig;
 
 /// Most provider calls one tool call makes (a provider may return short pages).
 pub(super) const MAX_CALLS: usize = 64;

@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::config::ToolsConfig;
+use crate::server::tools_config::ToolsConfig;
 
 /// The tools, as `tools/list` returns them.
 pub(super) fn definitions(config: &ToolsConfig) -> Value {

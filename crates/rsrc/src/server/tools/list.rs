@@ -14,12 +14,12 @@ use rsrc_protocol::resources::{ListFilter, ListResourceTemplatesParams};
 use serde_json::{Map, Value, json};
 
 use super::args::{MAX_CALLS, Outcome, ToolError, string_arg, uri_arg};
-use super::config::ToolsConfig;
 use super::shape::{item, one_line, page_result, table};
 use crate::context::RequestContext;
 use crate::filter::Filter;
 use crate::server::handlers;
 use crate::server::inside::ServerState;
+use crate::server::tools_config::ToolsConfig;
 
 /// Walks the listing (of `parent`, or everything) from `cursor` under `filter`: at most
 /// `page` kept, at most `scan` examined. Returns the kept items and where to go on.

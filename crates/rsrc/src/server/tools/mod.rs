@@ -18,16 +18,16 @@
 //! - Work per call is bounded: at most `page` items returned, at most `scan` resources
 //!   examined by a filter or a search, at most `max_text` characters of text.
 //!
-//! This file only declares and re-exports: `config.rs` holds the settings, `call.rs`
-//! `tools/list` and `tools/call` (the dispatch to each tool and how a failure reads),
-//! `args.rs` the arguments and failures every tool shares, `definitions.rs` what
+//! This file only declares and re-exports. The settings, the methods and the capability
+//! are a leaf of the engine (`server/tools_config.rs`, read by the builder and the inside
+//! state too); here `call.rs` holds `tools/list` and `tools/call` (the dispatch to each
+//! tool and how a failure reads), `args.rs` the arguments and failures every tool shares, `definitions.rs` what
 //! `tools/list` says of each tool, `shape.rs` how results are shaped for a model (items,
 //! links, the compact table), and `list.rs`, `search.rs` and `read.rs` the tools
 //! themselves.
 
 mod args;
 mod call;
-mod config;
 mod definitions;
 mod list;
 mod read;
@@ -35,5 +35,3 @@ mod search;
 mod shape;
 
 pub(super) use call::{call, list};
-pub use config::ToolsConfig;
-pub(crate) use config::{CAPABILITY, METHODS};

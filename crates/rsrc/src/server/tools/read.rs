@@ -13,10 +13,10 @@ use rsrc_protocol::resources::ReadResourceParams;
 use serde_json::{Map, Value, json};
 
 use super::args::{Outcome, ToolError, count_arg, string_arg, uri_arg};
-use super::config::ToolsConfig;
 use crate::context::RequestContext;
 use crate::server::handlers;
 use crate::server::inside::ServerState;
+use crate::server::tools_config::ToolsConfig;
 
 pub(super) async fn read_resource(
     srv: &Arc<ServerState>,

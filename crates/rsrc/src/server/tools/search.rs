@@ -11,7 +11,6 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::args::{MAX_CALLS, Outcome, ToolError, string_arg};
-use super::config::ToolsConfig;
 use super::shape::{item, page_result, table};
 use crate::context::RequestContext;
 use crate::cursor::{InvalidCursor, ListKind};
@@ -19,6 +18,7 @@ use crate::error::RequestError;
 use crate::provider::{ListEntry, ListRequest, SearchRequest};
 use crate::server::handlers;
 use crate::server::inside::ServerState;
+use crate::server::tools_config::ToolsConfig;
 
 pub(super) async fn search_resources(
     srv: &Arc<ServerState>,

@@ -1,5 +1,6 @@
 //! The tools bridge's settings ([`ToolsConfig`]), the methods it serves and the
-//! capability it declares. Invariant: an excluded URI is compared in its canonical form,
+//! capability it declares: a leaf the builder, the inside state and the bridge (`tools/`)
+//! all read. Invariant: an excluded URI is compared in its canonical form,
 //! so no spelling of it is offered.
 
 /// The methods the bridge serves.
