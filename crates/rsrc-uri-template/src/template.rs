@@ -25,7 +25,7 @@ pub struct UriTemplate {
 }
 
 impl UriTemplate {
-    /// Parses a template, checking the RFC 6570 grammar and the crate's [`limits`].
+    /// Parses a template, checking the RFC 6570 grammar and the crate's [`limits`](crate::limits).
     pub fn parse(template: &str) -> Result<UriTemplate, ParseError> {
         let parts = parse::parse(template)?;
         let source: Arc<str> = template.into();
