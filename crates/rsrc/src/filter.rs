@@ -41,7 +41,7 @@
 //!
 //! Invariants: matching is linear in the text (each pattern becomes one `regex`, whose
 //! matching never backtracks, compiled within a size limit); a cursor is bound to the
-//! filter it was issued under ([`Filter::key`] is part of its sealed scope).
+//! filter it was issued under (`Filter::key` is part of its sealed scope).
 
 use std::fmt;
 

@@ -21,7 +21,7 @@
 //!   a 2025 request's is what its session negotiated and set.
 //!
 //! Invariant: this is the only place that decides which revision a request is served
-//! under, whether it is served at all, and where its context comes from. [`decide`]
+//! under, whether it is served at all, and where its context comes from. `decide`
 //! reads nothing but its three inputs.
 
 use std::sync::Arc;

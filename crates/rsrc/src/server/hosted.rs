@@ -47,7 +47,7 @@ pub enum HostRequest {
     /// `resources/unsubscribe`.
     Unsubscribe(ResourceParams),
     /// `subscriptions/listen`, with the changes held since the host acknowledged it, if
-    /// it did ([`Server::hold_changes`]).
+    /// it did ([`Server::hold_changes`](crate::Server::hold_changes)).
     Listen(SubscriptionsListenParams, Option<HeldChanges>),
     /// Any other method (the tools bridge's, an application's own extension): its params
     /// besides `_meta`. One the engine does not serve is refused as unknown (`-32601`).
@@ -63,7 +63,7 @@ pub enum HostRequest {
 
 /// The changes a `subscriptions/listen` stream hears from the moment its host
 /// acknowledged it, kept (coalesced, as every listener keeps them) until the engine runs
-/// the stream: see [`Server::hold_changes`].
+/// the stream: see [`Server::hold_changes`](crate::Server::hold_changes).
 pub struct HeldChanges {
     pub(crate) listener: Arc<Listener>,
     /// Whether every provider heard every change when the hold began (a watcher still

@@ -329,7 +329,7 @@ pub enum Framed {
     Streaming(Streaming),
 }
 
-/// A reply written a piece at a time ([`Reply::encode_line`]): its encoded bytes with the
+/// A reply written a piece at a time (`Reply::encode_line`): its encoded bytes with the
 /// large texts left out, which are escaped into the output as it drains, so that a large
 /// text never sits in memory twice and its escaping overlaps the writing. It holds the
 /// reply's share of the budget of content in flight until it is all out.

@@ -82,7 +82,7 @@ impl Refusal {
     }
 
     /// The HTTP status of the refusal over Streamable HTTP (see
-    /// [`RequestError::http_status`]).
+    /// `RequestError::http_status`).
     pub fn http_status(&self) -> u16 {
         self.status
     }
