@@ -298,14 +298,25 @@ async fn last_event_id_replays_only_the_later_events_of_that_stream() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_unused_for_too_long_ends() {
-    let srv = start(HttpConfig {
-        session_idle: Duration::from_millis(100),
+    let idle = Duration::from_millis(100);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let config = HttpConfig {
+        session_idle: idle,
         ..HttpConfig::default()
-    })
-    .await;
-    let mut peer = srv.peer();
+    };
+    let service = rsrc_http::HttpService::new(&harness::test_server(), config, addr);
+    let app = service.router();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let mut peer = rsrc_testkit::HttpPeer::new(addr);
     peer.initialize().await;
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    service.expire_sessions();
+    assert_eq!(service.sessions(), 1, "a session used just now is kept");
+    // Idle means unused for `idle` of the sessions' clock (wall time): let that pass,
+    // then expire at once instead of waiting for the periodic sweep.
+    tokio::time::sleep(idle * 2).await;
+    service.expire_sessions();
+    assert_eq!(service.sessions(), 0);
     let msg = read(&mut peer, "sample:///README.md");
     assert_eq!(peer.post(&msg).await.status, 404);
 }
