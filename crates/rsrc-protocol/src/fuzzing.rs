@@ -27,7 +27,11 @@ pub fn http_wire(data: &[u8]) {
     assert_eq!(blocks(&[&data[..at], &data[at..]]), whole);
     // An event written with the input as its data (and, if it can carry it, its id)
     // reads back with its line breaks as `\n`.
-    let (id, body) = text.split_at(text.len() / 2);
+    let mut half = text.len() / 2;
+    while !text.is_char_boundary(half) {
+        half -= 1;
+    }
+    let (id, body) = text.split_at(half);
     let id = (!id.contains(['\r', '\n', '\0'])).then_some(id);
     let mut out = Vec::new();
     write_event(&mut out, id, body).expect("an id without line breaks is carried");

@@ -80,4 +80,5 @@ pub use provider::FsProvider;
 pub use state::{PREFIX, root_uri};
 pub use visibility::VisibilityConfig;
 #[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub use visibility::fuzz_ignore_file;

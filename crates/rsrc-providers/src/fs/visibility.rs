@@ -108,7 +108,8 @@ fn add_rules(builder: &mut GitignoreBuilder, text: &str, shown: &Path) -> bool {
 }
 
 /// The ignore-file parser on arbitrary bytes, for the fuzz target and its corpus replay:
-/// decoding, patterns and matching never panic.
+/// decoding, patterns and matching never panic. Behind the `fuzzing` feature.
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub fn fuzz_ignore_file(data: &[u8]) {
     let shown = Path::new(".gitignore");
