@@ -113,7 +113,9 @@ pub struct Parser {
 struct Partial {
     id: Option<String>,
     event: Option<String>,
-    data: String,
+    /// Its data lines so far, joined with `\n`, as the bytes received (read as UTF-8
+    /// once the block ends, so what is held is what was given).
+    data: Vec<u8>,
     data_lines: usize,
     comments: bool,
 }
@@ -198,7 +200,7 @@ impl Parser {
 
     /// Reads one line into the block in progress; the block, at a blank line ending one.
     fn take_line(&mut self, (from, to): (usize, usize)) -> Option<Block> {
-        let line = String::from_utf8_lossy(&self.buf[from..to]);
+        let line = &self.buf[from..to];
         let b = &mut self.block;
         if line.is_empty() {
             let block = std::mem::take(b);
@@ -206,27 +208,32 @@ impl Parser {
                 return Some(Block::Event(Event {
                     id: block.id,
                     event: block.event,
-                    data: block.data,
+                    data: String::from_utf8_lossy(&block.data).into_owned(),
                 }));
             }
             return block.comments.then_some(Block::Comment);
         }
-        if line.starts_with(':') {
+        if line.starts_with(b":") {
             b.comments = true;
             return None;
         }
-        let (field, value) = line.split_once(':').unwrap_or((&line, ""));
-        let value = value.strip_prefix(' ').unwrap_or(value);
+        let (field, value) = match line.iter().position(|&c| c == b':') {
+            Some(at) => (&line[..at], &line[at + 1..]),
+            None => (line, &[][..]),
+        };
+        let value = value.strip_prefix(b" ").unwrap_or(value);
         match field {
-            "data" => {
+            b"data" => {
                 if b.data_lines > 0 {
-                    b.data.push('\n');
+                    b.data.push(b'\n');
                 }
-                b.data.push_str(value);
+                b.data.extend_from_slice(value);
                 b.data_lines += 1;
             }
-            "id" if !value.contains('\0') => b.id = Some(value.to_owned()),
-            "event" => b.event = Some(value.to_owned()),
+            b"id" if !value.contains(&0) => {
+                b.id = Some(String::from_utf8_lossy(value).into_owned())
+            }
+            b"event" => b.event = Some(String::from_utf8_lossy(value).into_owned()),
             _ => {}
         }
         None
