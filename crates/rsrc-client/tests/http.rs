@@ -2,6 +2,7 @@
 //! cursor-following streams, and watching (`resources/subscribe` with the GET stream, or
 //! `subscriptions/listen`).
 
+#[path = "../../rsrc/tests/common/fixtures.rs"]
 mod common;
 
 use std::time::Duration;

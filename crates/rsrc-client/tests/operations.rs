@@ -1,6 +1,7 @@
 //! The client: era detection (modern, legacy, silent legacy), every operation against the
 //! real engine, cursor-following under a cap, timeouts and cancellation.
 
+#[path = "../../rsrc/tests/common/fixtures.rs"]
 mod common;
 
 use std::collections::BTreeMap;

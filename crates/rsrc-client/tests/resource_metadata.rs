@@ -3,6 +3,7 @@
 //! one that does not (the switch off), they are never sent, and `describe` and
 //! `children` do without, in both eras.
 
+#[path = "../../rsrc/tests/common/fixtures.rs"]
 mod common;
 
 use std::time::Duration;

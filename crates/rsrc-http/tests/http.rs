@@ -4,6 +4,7 @@
 //! revision is in `http_stateless.rs`, the defences and authentication in
 //! `http_defences.rs`.
 
+#[path = "../../rsrc/tests/common/mod.rs"]
 mod common;
 #[path = "common/http.rs"]
 mod harness;

@@ -3,6 +3,7 @@
 //! (static bearer tokens, JWTs). Every JSON-RPC message the server sends is validated
 //! against the official schema by the `HttpPeer`.
 
+#[path = "../../rsrc/tests/common/mod.rs"]
 mod common;
 #[path = "common/http.rs"]
 mod harness;

@@ -6,6 +6,7 @@
 //! Every message the server sends is validated against the official schema of its
 //! revision (by the `HttpPeer`, and here for the stdio reference).
 
+#[path = "../../rsrc/tests/common/mod.rs"]
 mod common;
 #[path = "common/http.rs"]
 mod harness;

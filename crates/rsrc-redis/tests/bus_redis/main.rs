@@ -8,7 +8,7 @@
 
 #[path = "../common/bus_keys.rs"]
 mod bus_keys;
-#[path = "../common/mod.rs"]
+#[path = "../../../rsrc/tests/common/mod.rs"]
 mod common;
 #[path = "../common/redis_proxy.rs"]
 mod redis_proxy;

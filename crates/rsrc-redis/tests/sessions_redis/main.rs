@@ -12,9 +12,9 @@
 
 #[path = "../common/bus_keys.rs"]
 mod bus_keys;
-#[path = "../common/mod.rs"]
+#[path = "../../../rsrc/tests/common/mod.rs"]
 mod common;
-#[path = "../common/http.rs"]
+#[path = "../../../rsrc-http/tests/common/http.rs"]
 mod harness;
 #[path = "../common/redis_proxy.rs"]
 mod redis_proxy;

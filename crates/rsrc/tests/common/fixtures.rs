@@ -1,16 +1,15 @@
-//! Shared fixtures of the Redis tests (as the engine's wire tests have them): a server with one of every kind of
-//! resource, and a raw-JSON peer connected to it in memory.
+//! A server with one of every kind of resource (texts, a blob, a template, a paged
+//! provider with completions and logs), for the tests of every crate that talks to the
+//! engine. Invariant: it needs only `rsrc`, so any crate's tests can include it.
 #![allow(dead_code, unreachable_pub)]
 
 use std::time::Duration;
 
 use rsrc::protocol::{LoggingLevel, Resource, ResourceTemplate};
-use rsrc::transport::{StreamConfig, serve_in_memory};
 use rsrc::{
     CompleteRequest, ListRequest, Page, Provider, ReadOutput, Representation, RequestContext,
     ResourceError, ResourceSet, Server, ServerConfig,
 };
-use rsrc_testkit::Peer;
 
 /// PNG signature plus a few bytes: not UTF-8.
 pub const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR";
@@ -162,32 +161,4 @@ pub fn server_with(config: ServerConfig) -> Server {
 
 pub fn server() -> Server {
     server_with(ServerConfig::default())
-}
-
-pub fn connect(server: &Server) -> Peer {
-    let (r, w) = tokio::io::split(serve_in_memory(server, StreamConfig::default()));
-    Peer::new(r, w)
-}
-
-/// A peer connected to `server`, speaking `v` (initialized for a legacy revision).
-pub async fn connect_as(server: &Server, v: rsrc::protocol::ProtocolVersion) -> Peer {
-    let mut p = connect(server);
-    p.begin(v).await;
-    p
-}
-
-/// `resources/read` of `uri` in the peer's revision.
-pub async fn read(p: &mut Peer, uri: &str) -> serde_json::Value {
-    p.call("resources/read", serde_json::json!({ "uri": uri }))
-        .await
-}
-
-/// The URIs of a listing response, in order.
-pub fn listed_uris(resp: &serde_json::Value) -> Vec<&str> {
-    resp["result"]["resources"]
-        .as_array()
-        .unwrap_or_else(|| panic!("not a listing: {resp}"))
-        .iter()
-        .map(|r| r["uri"].as_str().unwrap_or_default())
-        .collect()
 }
