@@ -208,7 +208,7 @@ impl Parser {
                 return Some(Block::Event(Event {
                     id: block.id,
                     event: block.event,
-                    data: String::from_utf8_lossy(&block.data).into_owned(),
+                    data: lossy(&block.data),
                 }));
             }
             return block.comments.then_some(Block::Comment);
@@ -230,10 +230,8 @@ impl Parser {
                 b.data.extend_from_slice(value);
                 b.data_lines += 1;
             }
-            b"id" if !value.contains(&0) => {
-                b.id = Some(String::from_utf8_lossy(value).into_owned())
-            }
-            b"event" => b.event = Some(String::from_utf8_lossy(value).into_owned()),
+            b"id" if !value.contains(&0) => b.id = Some(lossy(value)),
+            b"event" => b.event = Some(lossy(value)),
             _ => {}
         }
         None
@@ -247,6 +245,11 @@ impl Parser {
             self.start = 0;
         }
     }
+}
+
+/// `bytes` as text, an invalid sequence read as U+FFFD.
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
 }
 
 #[cfg(test)]
