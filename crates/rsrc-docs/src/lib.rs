@@ -60,3 +60,7 @@ pub mod providers {}
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/spec-status.md")]
 pub mod spec_status {}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/benchmark.md")]
+pub mod benchmark {}

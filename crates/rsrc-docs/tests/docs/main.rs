@@ -193,18 +193,43 @@ fn workspace_dependencies(manifest: &toml::Table) -> BTreeSet<String> {
         .collect()
 }
 
+/// The workspace's crates and their manifests: every member of the root manifest, a
+/// `dir/*` member standing for each folder of `dir`. A crate's own helper crate inside its
+/// folder (`crates/rsrc-rmcp/macros`) is part of that crate, not a row of its own.
+fn crate_manifests() -> Vec<(String, toml::Table)> {
+    let workspace: toml::Table = fs::read_to_string(root().join("Cargo.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let members = workspace["workspace"]["members"].as_array().unwrap();
+    let mut dirs = Vec::new();
+    for member in members.iter().filter_map(toml::Value::as_str) {
+        match member.strip_suffix("/*") {
+            Some(parent) => {
+                for entry in fs::read_dir(root().join(parent)).unwrap() {
+                    dirs.push(entry.unwrap().path());
+                }
+            }
+            None if !member.starts_with("crates/") => dirs.push(root().join(member)),
+            None => {}
+        }
+    }
+    dirs.iter()
+        .filter_map(|dir| fs::read_to_string(dir.join("Cargo.toml")).ok())
+        .map(|manifest| {
+            let manifest: toml::Table = manifest.parse().unwrap();
+            let name = manifest["package"]["name"].as_str().unwrap().to_owned();
+            (name, manifest)
+        })
+        .collect()
+}
+
 #[test]
 fn the_crates_table_names_every_crate_and_exactly_its_workspace_dependencies() {
     let text = fs::read_to_string(root().join("docs/architecture.md")).unwrap();
     let rows = crate_rows(&text);
     let mut wrong = Vec::new();
-    for entry in fs::read_dir(root().join("crates")).unwrap() {
-        let dir = entry.unwrap().path();
-        let Ok(manifest) = fs::read_to_string(dir.join("Cargo.toml")) else {
-            continue;
-        };
-        let manifest: toml::Table = manifest.parse().unwrap();
-        let name = manifest["package"]["name"].as_str().unwrap().to_owned();
+    for (name, manifest) in crate_manifests() {
         let Some((_, depends)) = rows.iter().find(|(n, _)| *n == name) else {
             wrong.push(format!("{name}: no row"));
             continue;
@@ -250,19 +275,20 @@ fn every_crate_depends_only_on_crates_on_lower_floors() {
     let text = fs::read_to_string(root().join("docs/architecture.md")).unwrap();
     let floors = floors(&text);
     let floor_of = |name: &str| floors.iter().find(|(c, _)| c == name).map(|(_, f)| *f);
+    let manifests = crate_manifests();
     let mut wrong = Vec::new();
     for (name, depends) in crate_rows(&text) {
         let Some(floor) = floor_of(&name) else {
             wrong.push(format!("{name}: on no floor"));
             continue;
         };
-        let manifest = fs::read_to_string(root().join("crates").join(&name).join("Cargo.toml"));
-        let Ok(manifest) = manifest else {
-            wrong.push(format!("{name}: no crates/{name}/Cargo.toml ({depends})"));
+        let Some((_, manifest)) = manifests.iter().find(|(n, _)| *n == name) else {
+            wrong.push(format!(
+                "{name}: no such crate in the workspace ({depends})"
+            ));
             continue;
         };
-        let manifest: toml::Table = manifest.parse().unwrap();
-        for dependency in workspace_dependencies(&manifest) {
+        for dependency in workspace_dependencies(manifest) {
             match floor_of(&dependency) {
                 Some(f) if f < floor => {}
                 // A crate's own helper crate (rsrc-rmcp-macros) lives inside it.
