@@ -262,10 +262,8 @@ async function main() {
   if (http) {
     await serveHttp(root, index, http);
   } else {
-    const transport = new StdioServerTransport();
-    transport.onclose = () => process.exit(0);
-    process.stdin.on('end', () => process.exit(0));
-    await makeServer(root, index).connect(transport);
+    // Node exits by itself once stdin has ended and the replies in flight are written.
+    await makeServer(root, index).connect(new StdioServerTransport());
   }
 }
 
