@@ -214,10 +214,15 @@ async function serveHttp(root, index, address) {
         return;
       }
       if (!transport) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(
+        // No session ID is a bad request; an unknown (or ended) one is not found.
+        const missing = sessionId === undefined;
+        res.writeHead(missing ? 400 : 404, { 'content-type': 'application/json' }).end(
           JSON.stringify({
             jsonrpc: '2.0',
-            error: { code: ErrorCode.InvalidRequest, message: 'Session not found' },
+            error: {
+              code: ErrorCode.InvalidRequest,
+              message: missing ? 'Mcp-Session-Id header required' : 'Session not found',
+            },
             id: null,
           }),
         );
