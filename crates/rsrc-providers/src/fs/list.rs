@@ -20,8 +20,9 @@
 //!   holds whole is listed where it is asked for. Each looks at
 //!   its stop signal before every directory and entry, and once it is set (the request
 //!   went away) gives up with [`cancelled`].
-//! - The walks ahead and the warming of the cache answer no request: nothing stops them
-//!   but their own bounds (a page; the cache's budget).
+//! - The walks ahead, the scans of directories ahead of a walk (`prefetch.rs`) and the
+//!   warming of the cache answer no request: nothing stops them but their own bounds (a
+//!   page; one directory; the cache's budget).
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -32,6 +33,7 @@ use rsrc::{Filter, ListEntry, Page, ResourceError, SearchRequest};
 use super::cache::Lookup;
 use super::entry::{Entry, Info};
 use super::kept::Visits;
+use super::prefetch::AheadDirs;
 use super::scan::{self, Scope};
 use super::state::{ServedRoots, Target, off_runtime};
 use super::walk::{self, Select};
@@ -113,6 +115,28 @@ impl ServedRoots {
         Ok(page)
     }
 
+    /// Scans `dir` of root `root` into the listing cache on a blocking thread of the
+    /// current runtime, unless a scan of it is under way already or there is no runtime
+    /// (`prefetch.rs`).
+    fn scan_ahead(&self, root: usize, dir: &RelPath) {
+        let (Some(served), Ok(runtime)) =
+            (self.me.upgrade(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let Some(claim) = self.prefetch.claim(root, dir) else {
+            return;
+        };
+        let dir = dir.clone();
+        runtime.spawn_blocking(move || {
+            claim.start();
+            let unstopped = Stop::default();
+            // Best effort: a directory that cannot be read is left to the walk.
+            let _ = scan::scan_ahead(&served.scope(root, &unstopped), &dir);
+            drop(claim);
+        });
+    }
+
     /// A file as the recursive listing shows it, encoded once per cached entry.
     pub(super) fn listed(&self, root: usize, dir: &RelPath, e: &Entry) -> ListEntry {
         e.listed
@@ -180,9 +204,12 @@ impl ServedRoots {
         let mut next = None;
         while root < self.roots.len() {
             let want = limit - resources.len();
+            let scan_ahead = |dir: &RelPath| self.scan_ahead(root, dir);
             let scope = Scope {
                 cached_only,
                 visits: Some(&visits),
+                prefetch: Some(&self.prefetch),
+                ahead: (!cached_only).then_some(AheadDirs(&scan_ahead)),
                 ..self.scope(root, stop.unwrap_or(&unstopped))
             };
             let (paths, more) = match walk::files_after(&scope, pos.as_ref(), want) {

@@ -39,8 +39,10 @@
 //! entries) and `cache.rs` (the listing cache, with `fresh.rs`: when the watcher's word
 //! stands for a stamp), which share `entry.rs` (what a listing knows of an entry);
 //! `kept.rs` the recursive listing's pages kept with the listings they were walked from;
-//! `ahead.rs` the walk ahead of the next page, `visibility.rs` what a root exposes at all
-//! (hidden files, ignore files, globs — not SEP-2564's filter, which narrows a listing),
+//! `ahead.rs` the walk ahead of the next page, `prefetch.rs` the scans of the next
+//! directories ahead of a walk through a cold tree (on other cores), `visibility.rs`
+//! what a root exposes at all (hidden files, ignore files, globs — not SEP-2564's
+//! filter, which narrows a listing),
 //! `convert.rs` format conversions. Opening and reading one file safely, work on blocking
 //! threads, paths and URI segments, and content types are shared with other providers
 //! (`crate::kit`).
@@ -57,11 +59,14 @@ mod fresh;
 mod freshness;
 mod kept;
 mod list;
+mod prefetch;
 mod provider;
 mod read;
 #[cfg(test)]
 mod relisting;
 mod scan;
+#[cfg(test)]
+mod scanning_ahead;
 mod state;
 #[cfg(test)]
 mod stopping;

@@ -25,6 +25,7 @@ use super::cache::{CachedDir, DirCache, Lookup, MAX_CACHED_DIR, Stamp};
 use super::entry::{Entry, Info, Kind};
 use super::fresh::Freshness;
 use super::kept::Visits;
+use super::prefetch::{AheadDirs, Prefetch};
 use super::visibility::Visibility;
 use crate::kit::blocking::Signal;
 use crate::kit::rel_path::RelPath;
@@ -87,6 +88,10 @@ pub(crate) struct Scope<'a> {
     pub(crate) stop: &'a dyn Signal,
     /// Where a walk whose page may be kept (`kept.rs`) notes the listings it reads.
     pub(crate) visits: Option<&'a RefCell<Visits>>,
+    /// The scans ahead a walk that scans (not `cached_only`) waits for (`prefetch.rs`).
+    pub(crate) prefetch: Option<&'a Prefetch>,
+    /// Starts a scan ahead of a directory the walk will enter next (`prefetch.rs`).
+    pub(crate) ahead: Option<AheadDirs<'a>>,
 }
 
 impl Scope<'_> {
@@ -322,6 +327,19 @@ pub(crate) fn next_entries(
     if scope.cached_only {
         return Err(io::ErrorKind::WouldBlock.into());
     }
+    // A scan ahead of this directory under way: its listing, once it is done.
+    let stamp = match stamp {
+        Some((cache, ..)) if scope.prefetch.is_some_and(|p| p.wait(scope.index, dir)) => {
+            match cached_listing(scope.dir, cache, scope.fresh, scope.index, dir)? {
+                Lookup::Hit(hit) => {
+                    scope.read_cached(dir, &hit);
+                    return Ok(slice(&hit.entries, after, n));
+                }
+                Lookup::Miss(stamp, ticket) => Some((cache, stamp, ticket)),
+            }
+        }
+        stamp => stamp,
+    };
     scope.scanned.set(true);
     let opened;
     let handle = if dir.is_root() {
@@ -338,35 +356,16 @@ pub(crate) fn next_entries(
             .entry_visible(&rules, &candidate.name, candidate.kind == Kind::Dir)
             .then_some(candidate)
     };
-    if let Some((cache, stamp, ticket)) = stamp {
-        let mut all = Vec::new();
-        let mut small = true;
-        for item in handle.entries()? {
-            scope.stop.check()?;
-            let Some(candidate) = visible(item) else {
-                continue;
-            };
-            if all.len() == MAX_CACHED_DIR {
-                small = false;
-                break;
-            }
-            all.push(candidate);
+    if let Some((cache, stamp, ticket)) = stamp
+        && let Some((cached, kept)) =
+            scan_whole(scope, dir, handle, &visible, cache, (stamp, ticket))?
+    {
+        if kept {
+            scope.read_cached(dir, &cached);
+        } else {
+            scope.scanned_uncached();
         }
-        if small {
-            all.sort_unstable();
-            let (cached, kept) = cache.insert(
-                scope.fresh,
-                (scope.index, dir),
-                (stamp, ticket),
-                resolve(handle, all),
-            );
-            if kept {
-                scope.read_cached(dir, &cached);
-            } else {
-                scope.scanned_uncached();
-            }
-            return Ok(slice(&cached.entries, after, n));
-        }
+        return Ok(slice(&cached.entries, after, n));
     }
     scope.scanned_uncached();
     let mut heap: BinaryHeap<Candidate> = BinaryHeap::with_capacity(n.min(4096) + 1);
@@ -389,6 +388,68 @@ pub(crate) fn next_entries(
         }
     }
     Ok(resolve(handle, heap.into_sorted_vec()))
+}
+
+/// Lists `dir` (open as `handle`) whole into the listing cache, if it has at most
+/// [`MAX_CACHED_DIR`] exposed entries (else `None`): the listing, and whether the cache
+/// kept it.
+fn scan_whole(
+    scope: &Scope<'_>,
+    dir: &RelPath,
+    handle: &Dir,
+    visible: &dyn Fn(io::Result<DirEntry>) -> Option<Candidate>,
+    cache: &DirCache,
+    (stamp, ticket): (Stamp, super::cache::Ticket),
+) -> io::Result<Option<(Arc<CachedDir>, bool)>> {
+    let mut all = Vec::new();
+    for item in handle.entries()? {
+        scope.stop.check()?;
+        let Some(candidate) = visible(item) else {
+            continue;
+        };
+        if all.len() == MAX_CACHED_DIR {
+            return Ok(None);
+        }
+        all.push(candidate);
+    }
+    all.sort_unstable();
+    Ok(Some(cache.insert(
+        scope.fresh,
+        (scope.index, dir),
+        (stamp, ticket),
+        resolve(handle, all),
+    )))
+}
+
+/// Scans `dir` into the listing cache ahead of a walk (`prefetch.rs`): nothing if the
+/// cache holds it current, or would not take it whole (more than [`MAX_CACHED_DIR`]
+/// entries: only what a walk asks for is read of such a directory).
+pub(crate) fn scan_ahead(scope: &Scope<'_>, dir: &RelPath) -> io::Result<()> {
+    let Some(cache) = scope.cache else {
+        return Ok(());
+    };
+    let Lookup::Miss(stamp, ticket) =
+        cached_listing(scope.dir, cache, scope.fresh, scope.index, dir)?
+    else {
+        return Ok(());
+    };
+    let opened;
+    let handle = if dir.is_root() {
+        scope.dir
+    } else {
+        opened = scope.dir.open_dir(dir.to_path())?;
+        &opened
+    };
+    let rules = scope.visibility.rules_for(scope.dir, dir);
+    let visible = |item: io::Result<DirEntry>| {
+        let candidate = classify(scope, dir, &item.ok()?)?;
+        scope
+            .visibility
+            .entry_visible(&rules, &candidate.name, candidate.kind == Kind::Dir)
+            .then_some(candidate)
+    };
+    scan_whole(scope, dir, handle, &visible, cache, (stamp, ticket))?;
+    Ok(())
 }
 
 #[cfg(test)]

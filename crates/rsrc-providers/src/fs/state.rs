@@ -11,7 +11,7 @@
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
@@ -26,6 +26,7 @@ use super::entry::Info;
 use super::error::FsError;
 use super::fresh::Freshness;
 use super::kept::KeptPages;
+use super::prefetch::Prefetch;
 use super::scan::Scope;
 use super::visibility::Visibility;
 use crate::kit::armed::Armed;
@@ -67,6 +68,10 @@ pub(super) struct ServedRoots {
     pub(super) ahead: Ahead,
     /// The recursive listing's pages walked through the listing cache (with it only).
     pub(super) kept: KeptPages,
+    /// The directories being scanned ahead of the recursive listing's walks.
+    pub(super) prefetch: Arc<Prefetch>,
+    /// This state itself, for the scans ahead that outlive the walk starting them.
+    pub(super) me: Weak<ServedRoots>,
     /// Whether the watcher vouches for the listing cache's listings, root by root.
     pub(super) fresh: Arc<Freshness>,
     pub(super) conversions: Conversions,
@@ -136,12 +141,14 @@ impl ServedRoots {
             config.convert_timeout,
             config.max_read,
         );
-        let served = Arc::new(ServedRoots {
+        let served = Arc::new_cyclic(|me| ServedRoots {
             fresh: Arc::new(Freshness::new(config.listing_freshness, opened.len())),
             roots: opened,
             kept: KeptPages::new(config.listing_cache_entries),
             cache,
             ahead: Ahead::default(),
+            prefetch: Arc::default(),
+            me: me.clone(),
             conversions,
             config,
             armed: Armed::default(),
@@ -178,6 +185,8 @@ impl ServedRoots {
             uncached: std::cell::Cell::new(false),
             stop,
             visits: None,
+            prefetch: None,
+            ahead: None,
         }
     }
 

@@ -23,6 +23,7 @@ use std::io;
 use std::sync::Arc;
 
 use super::entry::{Entry, Kind};
+use super::prefetch::AHEAD_DIRS;
 use super::scan::{Scope, next_entries};
 use crate::kit::blocking::is_stopped;
 use crate::kit::rel_path::RelPath;
@@ -168,6 +169,20 @@ pub(crate) fn select_files_after(
             Kind::Dir => {
                 let dir = path();
                 if select.is_none_or(|sel| (sel.dir)(&dir)) {
+                    // Through a tree the walk has to scan, the next directories it will
+                    // enter are scanned ahead meanwhile (`prefetch.rs`).
+                    if let Some(ahead) = &scope.ahead
+                        && scope.scanned.get()
+                    {
+                        for next in frame
+                            .pending
+                            .iter()
+                            .filter(|e| e.kind == Kind::Dir)
+                            .take(AHEAD_DIRS)
+                        {
+                            (ahead.0)(&frame.dir.join(&next.name));
+                        }
+                    }
                     frames.push(Frame {
                         dir: Arc::new(dir),
                         pending: VecDeque::new(),
@@ -271,6 +286,8 @@ mod tests {
                 uncached: Cell::new(false),
                 stop: &Stop::default(),
                 visits: None,
+                prefetch: None,
+                ahead: None,
             };
             let path_of = |(d, e): &Located| d.join(&e.name);
             // Where a position lies in walk order: a directory's (one walked to its end,
