@@ -5,7 +5,10 @@
 //! to the linker's order, the few hundred functions a server runs are spread over nearly
 //! every window of 13 MiB of code, so most of the code ends up resident. On Linux with
 //! glibc, in release builds, this script has the linker place the functions listed in
-//! `hot-text.txt` (made by `scripts/hot-text`) together before the rest of the code.
+//! `hot-text.txt` (`hot-text-<profile>.txt` for another profile that has one, such as
+//! `dist`; made by `scripts/hot-text PROFILE`) together before the rest of the code, and
+//! warns when the list no longer names the functions of the last binary built with that
+//! profile (`build/stale.rs`).
 //! With `RSRC_PACK_RELOCS=on` it also packs the relative relocations the loader reads at
 //! start (DT_RELR: less memory, but the binary then needs glibc 2.36 or later to start).
 //!
@@ -23,12 +26,13 @@ use std::process::{Command, Stdio};
 mod commit;
 #[path = "build/hot_text.rs"]
 mod hot_text;
+#[path = "build/stale.rs"]
+mod stale;
 
 fn main() {
     commit::emit(Path::new(
         &env::var("CARGO_MANIFEST_DIR").unwrap_or_default(),
     ));
-    println!("cargo:rerun-if-changed=hot-text.txt");
     for name in ["RSRC_HOT_TEXT", "RSRC_PACK_RELOCS", "RUSTC_LINKER"] {
         println!("cargo:rerun-if-env-changed={name}");
     }
@@ -42,7 +46,28 @@ fn main() {
         return;
     }
     let out = PathBuf::from(var("OUT_DIR"));
-    let list = fs::read_to_string("hot-text.txt").unwrap_or_default();
+    // OUT_DIR is `<target>/[<triple>/]<profile>/build/rsrc-cli-<hash>/out`: the folder of
+    // the profile (`release`, `dist`, …) is three levels up.
+    let profile_dir = out.ancestors().nth(3);
+    let profile = profile_dir
+        .and_then(Path::file_name)
+        .and_then(|name| name.to_str())
+        .unwrap_or("release")
+        .to_owned();
+    // Symbol names differ per profile (cargo's crate hashes, fat LTO's inlining and
+    // renaming), so each profile has its list; `release`, and a profile without its own,
+    // take `hot-text.txt`.
+    let own = format!("hot-text-{profile}.txt");
+    let list_path = if profile != "release" && Path::new(&own).is_file() {
+        own
+    } else {
+        "hot-text.txt".to_owned()
+    };
+    println!("cargo:rerun-if-changed={list_path}");
+    let list = fs::read_to_string(&list_path).unwrap_or_default();
+    if let Some(dir) = profile_dir {
+        stale::warn_if_stale(&list, &list_path, &dir.join("rsrc"), &profile);
+    }
     let script = out.join("hot-text.ld");
     if fs::write(&script, hot_text::linker_script(&list)).is_err() {
         return;

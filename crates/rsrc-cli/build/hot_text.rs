@@ -12,15 +12,7 @@
 /// names. Each name is matched in the sections the compiler may give it
 /// (`.text.unlikely.` for cold functions, and so on).
 pub(crate) fn linker_script(list: &str) -> String {
-    let names: Vec<&str> = list
-        .lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty() && !line.starts_with('#'))
-        .filter(|name| {
-            name.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"_.$".contains(&b))
-        })
-        .collect();
+    let names = listed(list);
     let mut loose: Vec<String> = names.iter().map(|name| loosen(name)).collect();
     loose.sort();
     loose.dedup();
@@ -41,6 +33,19 @@ pub(crate) fn linker_script(list: &str) -> String {
     }
     script.push_str("  }\n}\nINSERT BEFORE .text;\n");
     script
+}
+
+/// The names the list gives the linker: one a line, without comments and blank lines, and
+/// without names holding characters a linker script could read otherwise.
+pub(crate) fn listed(list: &str) -> Vec<&str> {
+    list.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .filter(|name| {
+            name.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_.$".contains(&b))
+        })
+        .collect()
 }
 
 /// A symbol with the parts a rebuild may change replaced by `*`: the number LLVM gives a
