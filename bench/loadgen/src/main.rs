@@ -12,6 +12,7 @@
 mod conn;
 mod fixture;
 mod procfs;
+mod reaper;
 mod report;
 mod runner;
 mod servers;
@@ -92,7 +93,11 @@ fn main() -> ExitCode {
                 );
                 Ok(true)
             }
-            Command::Run(run) => measure(run).await,
+            // Interrupted, every server still running is killed before the exit.
+            Command::Run(run) => tokio::select! {
+                done = measure(run) => done,
+                code = reaper::interrupted() => std::process::exit(code.into()),
+            },
         }
     });
     match result {

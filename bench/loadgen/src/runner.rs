@@ -15,6 +15,7 @@ use tokio::process::Child;
 use crate::conn::{Conn, Http, Stdio};
 use crate::fixture::Fixture;
 use crate::procfs;
+use crate::reaper;
 use crate::servers::{self, Server, Transport};
 use crate::stats::percentile;
 use crate::workloads::{self, Counts, Workload};
@@ -137,38 +138,45 @@ async fn start(
     let mut child = servers::spawn(&command, transport, &plan.cwd, log)
         .map_err(|e| format!("{command}: {e}"))?;
     let pid = child.id().ok_or("the server ended at once")?;
-    let mut conn = match transport {
-        Transport::Stdio => {
-            let stdin = child.stdin.take().expect("piped");
-            let stdout = child.stdout.take().expect("piped");
-            Conn::Stdio(Stdio::new(stdin, stdout))
-        }
-        Transport::Http => {
-            let address = format!("127.0.0.1:{port}");
-            loop {
-                if tokio::net::TcpStream::connect(&address).await.is_ok() {
-                    break;
-                }
-                if let Ok(Some(status)) = child.try_wait() {
-                    return Err(format!(
-                        "the server exited ({status}) before listening; see {}",
-                        log_path.display()
-                    ));
-                }
-                if started.elapsed() > START_DEADLINE {
-                    return Err(format!(
-                        "the server did not listen on {address} within {START_DEADLINE:?}"
-                    ));
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
+    reaper::started(pid);
+    // A server that fails to start is ended with everything it started.
+    let ready = async {
+        let mut conn = match transport {
+            Transport::Stdio => {
+                let stdin = child.stdin.take().expect("piped");
+                let stdout = child.stdout.take().expect("piped");
+                Conn::Stdio(Stdio::new(stdin, stdout))
             }
-            Conn::Http(Http::new(&format!("http://{address}{}", server.path), 128)?)
-        }
-    };
-    tokio::time::timeout(START_DEADLINE, conn.initialize())
-        .await
-        .map_err(|_| "no answer to initialize in time".to_owned())?
-        .map_err(|e| format!("{e}; see {}", log_path.display()))?;
+            Transport::Http => {
+                let address = format!("127.0.0.1:{port}");
+                loop {
+                    if tokio::net::TcpStream::connect(&address).await.is_ok() {
+                        break;
+                    }
+                    if let Ok(Some(status)) = child.try_wait() {
+                        return Err(format!(
+                            "the server exited ({status}) before listening; see {}",
+                            log_path.display()
+                        ));
+                    }
+                    if started.elapsed() > START_DEADLINE {
+                        return Err(format!(
+                            "the server did not listen on {address} within {START_DEADLINE:?}"
+                        ));
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                Conn::Http(Http::new(&format!("http://{address}{}", server.path), 128)?)
+            }
+        };
+        tokio::time::timeout(START_DEADLINE, conn.initialize())
+            .await
+            .map_err(|_| "no answer to initialize in time".to_owned())?
+            .map_err(|e| format!("{e}; see {}", log_path.display()))?;
+        Ok::<_, String>(conn)
+    }
+    .await;
+    let conn = ready.inspect_err(|_| reaper::kill_group(pid))?;
     let startup_ms = started.elapsed().as_secs_f64() * 1000.0;
     Ok(Running {
         child,
@@ -187,11 +195,7 @@ async fn stop(running: Running) {
         ..
     } = running;
     drop(conn);
-    let _ = tokio::process::Command::new("kill")
-        .args(["-KILL", "--", &format!("-{pid}")])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .await;
+    reaper::kill_group(pid);
     let _ = child.kill().await;
 }
 
