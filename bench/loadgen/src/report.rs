@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use crate::runner::{Figures, Record};
+use crate::runner::{Figures, Record, SATURATED};
 use crate::servers::Transport;
 use crate::stats::median_range;
 use crate::workloads::Workload;
@@ -125,13 +125,13 @@ pub(crate) fn markdown(
     let _ = writeln!(out, "### Each server's figures (medians over rounds)\n");
     let _ = writeln!(
         out,
-        "p50 and p99 are per request (per page for `list-all`, whose operation is a complete listing). CPU is the server's user + system time, all threads. Idle RSS is read right after `initialize`; peak RSS at the end of the workload.\n"
+        "p50 and p99 are per request (per page for `list-all`, whose operation is a complete listing). CPU is the server's user + system time, all threads. Idle RSS is read right after `initialize`; peak RSS at the end of the workload. Startup is spawn to `initialize` answered. Loadgen CPU is the client's own CPU over the wall time: near 1 (marked !), the client, not the server, was the limit.\n"
     );
     let _ = writeln!(
         out,
-        "| transport | workload | server | ops/s | p50 µs | p99 µs | CPU µs/op | peak RSS MiB | idle RSS MiB |"
+        "| transport | workload | server | ops/s | p50 µs | p99 µs | CPU µs/op | peak RSS MiB | idle RSS MiB | startup ms | loadgen CPU |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|");
     for &t in &transports {
         for &w in &workloads {
             for server in servers {
@@ -142,7 +142,7 @@ pub(crate) fn markdown(
                 if let Some(failed) = rounds.iter().find_map(|r| r.outcome.as_ref().err()) {
                     let _ = writeln!(
                         out,
-                        "| {} | {} | {server} | **FAIL**: {} | | | | | |",
+                        "| {} | {} | {server} | **FAIL**: {} | | | | | | | |",
                         t.name(),
                         w.name(),
                         failed.replace('|', "/")
@@ -150,9 +150,10 @@ pub(crate) fn markdown(
                     continue;
                 }
                 let m = |of: fn(&Figures) -> f64| median_of(&rounds, of).unwrap_or(f64::NAN);
+                let loadgen = m(|f| f.loadgen_cpu_frac);
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {server} | {:.1} | {:.0} | {:.0} | {:.0} | {:.1} | {:.1} |",
+                    "| {} | {} | {server} | {:.1} | {:.0} | {:.0} | {:.0} | {:.1} | {:.1} | {:.0} | {loadgen:.2}{} |",
                     t.name(),
                     w.name(),
                     m(|f| f.ops_per_s),
@@ -161,6 +162,8 @@ pub(crate) fn markdown(
                     m(|f| f.cpu_us_per_op),
                     m(|f| f.peak_rss_kib as f64) / 1024.0,
                     m(|f| f.idle_rss_kib as f64) / 1024.0,
+                    m(|f| f.startup_ms),
+                    if loadgen > SATURATED { " !" } else { "" },
                 );
             }
         }
@@ -228,5 +231,21 @@ mod tests {
             text.contains("| stdio | read-small | — | — | — |"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_saturated_loadgen_is_marked_in_its_row() {
+        let mut busy = record(0, "rsrc", 100.0, true);
+        if let Ok(f) = &mut busy.outcome {
+            f.loadgen_cpu_frac = 0.95;
+            f.startup_ms = 12.0;
+        }
+        let text = markdown(&[busy], &["rsrc".into()], "rsrc", "## t");
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("| stdio | read-small | rsrc |"))
+            .expect("a row");
+        assert!(row.ends_with("| 12 | 0.95 ! |"), "{row}");
+        assert_eq!(row.matches('|').count(), 12, "{row}");
     }
 }

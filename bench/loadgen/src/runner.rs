@@ -20,6 +20,8 @@ use crate::servers::{self, Server, Transport};
 use crate::stats::percentile;
 use crate::workloads::{self, Counts, Workload};
 
+/// The loadgen's CPU fraction above which it, not the server, is taken to be the limit.
+pub(crate) const SATURATED: f64 = 0.9;
 /// How long a server may take to listen on its port and answer `initialize`.
 const START_DEADLINE: Duration = Duration::from_secs(90);
 
@@ -237,7 +239,7 @@ async fn measure(
             bytes: measured.bytes,
             notes: std::mem::take(&mut measured.notes),
         };
-        if figures.loadgen_cpu_frac > 0.9 {
+        if figures.loadgen_cpu_frac > SATURATED {
             figures.notes.push(("loadgen_saturated", json!(true)));
         }
         Ok::<_, String>(figures)
