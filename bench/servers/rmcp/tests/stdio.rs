@@ -43,7 +43,7 @@ impl Server {
         };
         let init = server.ask(
             "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            &json!({"protocolVersion": "2025-11-25", "capabilities": {},
                    "clientInfo": {"name": "test", "version": "1"}}),
         );
         assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
@@ -57,7 +57,7 @@ impl Server {
     }
 
     /// Sends a request and waits (at most 30 s) for the message that answers it.
-    fn ask(&mut self, method: &str, params: Value) -> Value {
+    fn ask(&mut self, method: &str, params: &Value) -> Value {
         let id = self.next;
         self.next += 1;
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -103,7 +103,7 @@ fn the_reference_server_lists_reads_and_refuses_as_the_benchmark_expects() {
     let mut pages = 0;
     loop {
         let params = cursor.as_ref().map_or(json!({}), |c| json!({"cursor": c}));
-        let page = server.ask("resources/list", params);
+        let page = server.ask("resources/list", &params);
         pages += 1;
         for resource in page["result"]["resources"].as_array().unwrap() {
             listed.push(resource["uri"].as_str().unwrap().to_owned());
@@ -117,18 +117,18 @@ fn the_reference_server_lists_reads_and_refuses_as_the_benchmark_expects() {
     assert!(pages > 1, "1,102 files are listed in pages");
     assert!(listed.contains(&"file:///many/f0042.txt".to_owned()));
 
-    let text = server.ask("resources/read", json!({"uri": "file:///a.txt"}));
+    let text = server.ask("resources/read", &json!({"uri": "file:///a.txt"}));
     assert_eq!(text["result"]["contents"][0]["text"], "hello \"a\"\n");
-    let blob = server.ask("resources/read", json!({"uri": "file:///blob.bin"}));
+    let blob = server.ask("resources/read", &json!({"uri": "file:///blob.bin"}));
     assert_eq!(blob["result"]["contents"][0]["blob"], "AAEC/w==");
-    let templates = server.ask("resources/templates/list", json!({}));
+    let templates = server.ask("resources/templates/list", &json!({}));
     assert_eq!(
         templates["result"]["resourceTemplates"][0]["uriTemplate"],
         "file:///{+path}"
     );
 
-    let unknown = server.ask("resources/read", json!({"uri": "file:///nothing.txt"}));
+    let unknown = server.ask("resources/read", &json!({"uri": "file:///nothing.txt"}));
     assert!(unknown["error"]["code"].is_i64(), "{unknown}");
-    let escape = server.ask("resources/read", json!({"uri": "file:///../etc/passwd"}));
+    let escape = server.ask("resources/read", &json!({"uri": "file:///../etc/passwd"}));
     assert!(escape["error"]["code"].is_i64(), "{escape}");
 }
