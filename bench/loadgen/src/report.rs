@@ -25,7 +25,8 @@ fn cell<'a>(
         .collect()
 }
 
-/// Within each round where both succeeded, `of(reference) / of(other)`.
+/// Within each round where both succeeded with a figure above zero,
+/// `of(reference) / of(other)`.
 fn ratios(
     records: &[Record],
     reference: &str,
@@ -43,7 +44,8 @@ fn ratios(
                 return None;
             };
             let (x, y) = (of(a), of(b));
-            (y > 0.0).then(|| x / y)
+            // A zero (CPU under one clock tick) makes no ratio, not 0× or ∞.
+            (x > 0.0 && y > 0.0).then(|| x / y)
         })
         .collect()
 }
