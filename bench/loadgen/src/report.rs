@@ -50,14 +50,11 @@ fn ratios(
         .collect()
 }
 
-/// `1.85× (1.70–2.01)`, or the range alone when there is one value.
+/// `1.85× (1.70–2.01)`, or the median alone when the range is nil (one value).
 fn ratio_text(values: &[f64]) -> String {
     match median_range(values) {
         None => "—".to_owned(),
-        Some((m, lo, hi)) if values.len() == 1 || (hi - lo).abs() < 0.005 => {
-            let _ = (lo, hi);
-            format!("{m:.2}×")
-        }
+        Some((m, lo, hi)) if hi - lo < 0.005 => format!("{m:.2}×"),
         Some((m, lo, hi)) => format!("{m:.2}× ({lo:.2}–{hi:.2})"),
     }
 }
