@@ -341,21 +341,9 @@ pub(crate) fn next_entries(
         stamp => stamp,
     };
     scope.scanned.set(true);
-    let opened;
-    let handle = if dir.is_root() {
-        scope.dir
-    } else {
-        opened = scope.dir.open_dir(dir.to_path())?;
-        &opened
-    };
-    let rules = scope.visibility.rules_for(scope.dir, dir);
-    let visible = |item: io::Result<DirEntry>| {
-        let candidate = classify(scope, dir, &item.ok()?)?;
-        scope
-            .visibility
-            .entry_visible(&rules, &candidate.name, candidate.kind == Kind::Dir)
-            .then_some(candidate)
-    };
+    let mut opened = None;
+    let handle = open_under(scope.dir, dir, &mut opened)?;
+    let visible = visible_in(scope, dir);
     if let Some((cache, stamp, ticket)) = stamp
         && let Some((cached, kept)) =
             scan_whole(scope, dir, handle, &visible, cache, (stamp, ticket))?
@@ -388,6 +376,33 @@ pub(crate) fn next_entries(
         }
     }
     Ok(resolve(handle, heap.into_sorted_vec()))
+}
+
+/// `dir` opened under `root` (the root itself is open already); `opened` holds it.
+fn open_under<'d>(
+    root: &'d Dir,
+    dir: &RelPath,
+    opened: &'d mut Option<Dir>,
+) -> io::Result<&'d Dir> {
+    if dir.is_root() {
+        return Ok(root);
+    }
+    Ok(opened.insert(root.open_dir(dir.to_path())?))
+}
+
+/// What of `dir`'s entries the root exposes, as candidates for its listing.
+fn visible_in<'s>(
+    scope: &'s Scope<'_>,
+    dir: &'s RelPath,
+) -> impl Fn(io::Result<DirEntry>) -> Option<Candidate> + 's {
+    let rules = scope.visibility.rules_for(scope.dir, dir);
+    move |item| {
+        let candidate = classify(scope, dir, &item.ok()?)?;
+        scope
+            .visibility
+            .entry_visible(&rules, &candidate.name, candidate.kind == Kind::Dir)
+            .then_some(candidate)
+    }
 }
 
 /// Lists `dir` (open as `handle`) whole into the listing cache, if it has at most
@@ -433,21 +448,9 @@ pub(crate) fn scan_ahead(scope: &Scope<'_>, dir: &RelPath) -> io::Result<()> {
     else {
         return Ok(());
     };
-    let opened;
-    let handle = if dir.is_root() {
-        scope.dir
-    } else {
-        opened = scope.dir.open_dir(dir.to_path())?;
-        &opened
-    };
-    let rules = scope.visibility.rules_for(scope.dir, dir);
-    let visible = |item: io::Result<DirEntry>| {
-        let candidate = classify(scope, dir, &item.ok()?)?;
-        scope
-            .visibility
-            .entry_visible(&rules, &candidate.name, candidate.kind == Kind::Dir)
-            .then_some(candidate)
-    };
+    let mut opened = None;
+    let handle = open_under(scope.dir, dir, &mut opened)?;
+    let visible = visible_in(scope, dir);
     scan_whole(scope, dir, handle, &visible, cache, (stamp, ticket))?;
     Ok(())
 }
