@@ -70,6 +70,8 @@ mod scanning_ahead;
 mod state;
 #[cfg(test)]
 mod stopping;
+#[cfg(test)]
+mod test_tree;
 mod visibility;
 mod walk;
 #[cfg(target_os = "linux")]

@@ -5,44 +5,20 @@
 use std::sync::Arc;
 
 use super::config::FsConfig;
-use super::provider::FsProvider;
 use super::state::ServedRoots;
+use super::test_tree::{tree, uris};
 use crate::kit::blocking::{Signal as _, Stop};
 
 /// `d0`…`d4`, each with `f0`…`f3`: 20 files.
 fn served() -> (tempfile::TempDir, Arc<ServedRoots>) {
     // A time to live no test run outlasts: only a change makes a kept page stale here.
-    served_with(FsConfig {
-        listing_cache_ttl: std::time::Duration::from_secs(3600),
-        ..FsConfig::default()
-    })
-}
-
-fn served_with(config: FsConfig) -> (tempfile::TempDir, Arc<ServedRoots>) {
-    let dir = tempfile::tempdir().unwrap();
-    for d in 0..5 {
-        let sub = dir.path().join(format!("d{d}"));
-        std::fs::create_dir(&sub).unwrap();
-        for f in 0..4 {
-            std::fs::write(sub.join(format!("f{f}")), "x").unwrap();
-        }
-    }
-    let config = FsConfig {
-        watch: false,
-        ..config
-    };
-    let served = FsProvider::single(dir.path(), config).unwrap().served;
-    (dir, served)
-}
-
-fn uris(page: &rsrc::Page) -> Vec<String> {
-    page.resources
-        .iter()
-        .map(|e| {
-            let entry: serde_json::Value = serde_json::from_str(e.encoding().unwrap()).unwrap();
-            entry["uri"].as_str().unwrap().to_owned()
-        })
-        .collect()
+    tree(
+        5,
+        FsConfig {
+            listing_cache_ttl: std::time::Duration::from_secs(3600),
+            ..FsConfig::default()
+        },
+    )
 }
 
 /// A signal already set: a walk looking at it gives up at once.
@@ -117,7 +93,7 @@ fn a_page_is_not_kept_past_the_time_to_live_or_through_a_directory_the_cache_can
         ..FsConfig::default()
     };
     for (config, kept) in [(expired, true), (small, false)] {
-        let (_dir, served) = served_with(config);
+        let (_dir, served) = tree(5, config);
         let (page, _) = served
             .list_files(None, 2, Some(&Stop::default()))
             .unwrap()

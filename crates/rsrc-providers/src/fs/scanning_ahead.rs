@@ -7,40 +7,21 @@ use std::sync::Arc;
 
 use super::cache::Lookup;
 use super::config::FsConfig;
-use super::provider::FsProvider;
 use super::scan;
 use super::state::ServedRoots;
+use super::test_tree::{tree, uris};
 use crate::kit::blocking::Stop;
 use crate::kit::rel_path::RelPath;
 
-/// `d0`…`d5`, each with `f0`…`f3`: 24 files, not watched (listings are checked by their
-/// stamps), kept for longer than any test run.
+/// `d0`…`d5`, each with `f0`…`f3`: 24 files, kept for longer than any test run.
 fn served() -> (tempfile::TempDir, Arc<ServedRoots>) {
-    let dir = tempfile::tempdir().unwrap();
-    for d in 0..6 {
-        let sub = dir.path().join(format!("d{d}"));
-        std::fs::create_dir(&sub).unwrap();
-        for f in 0..4 {
-            std::fs::write(sub.join(format!("f{f}")), "x").unwrap();
-        }
-    }
-    let config = FsConfig {
-        watch: false,
-        listing_cache_ttl: std::time::Duration::from_secs(3600),
-        ..FsConfig::default()
-    };
-    let served = FsProvider::single(dir.path(), config).unwrap().served;
-    (dir, served)
-}
-
-fn uris(page: &rsrc::Page) -> Vec<String> {
-    page.resources
-        .iter()
-        .map(|e| {
-            let entry: serde_json::Value = serde_json::from_str(e.encoding().unwrap()).unwrap();
-            entry["uri"].as_str().unwrap().to_owned()
-        })
-        .collect()
+    tree(
+        6,
+        FsConfig {
+            listing_cache_ttl: std::time::Duration::from_secs(3600),
+            ..FsConfig::default()
+        },
+    )
 }
 
 fn cached(served: &ServedRoots, dir: &str) -> bool {
