@@ -138,28 +138,26 @@ impl Stdio {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().expect("not poisoned").insert(id, tx);
-        let mut line = request(id, method, &params);
-        line.push(b'\n');
-        self.stdin
-            .lock()
-            .await
-            .write_all(&line)
-            .await
-            .map_err(|e| format!("{method}: writing to the server: {e}"))?;
+        self.send(request(id, method, &params), method).await?;
         rx.await
             .map_err(|_| format!("{method}: the server closed its stdout"))?
     }
 
     async fn notify(&self, method: &str) -> Result<(), Error> {
-        let mut line = serde_json::to_vec(&json!({"jsonrpc": "2.0", "method": method}))
+        let message = serde_json::to_vec(&json!({"jsonrpc": "2.0", "method": method}))
             .expect("JSON values encode");
+        self.send(message, method).await
+    }
+
+    /// Writes one message and its newline to the server's stdin.
+    async fn send(&self, mut line: Vec<u8>, method: &str) -> Result<(), Error> {
         line.push(b'\n');
         self.stdin
             .lock()
             .await
             .write_all(&line)
             .await
-            .map_err(|e| format!("{method}: {e}"))
+            .map_err(|e| format!("{method}: writing to the server: {e}"))
     }
 }
 

@@ -110,6 +110,19 @@ pub(crate) struct Measured {
     pub(crate) notes: Vec<(&'static str, Value)>,
 }
 
+impl Measured {
+    /// Sends one request, timed: its latency, the bytes of its answer and the request are
+    /// counted here; the result is the caller's to check (an operation counts once it is).
+    async fn call(&mut self, conn: &Conn, method: &str, params: Value) -> Result<Value, Error> {
+        let started = Instant::now();
+        let answer = conn.call(method, params).await?;
+        self.latencies_us.push(started.elapsed().as_micros() as u64);
+        self.bytes += answer.bytes;
+        self.requests += 1;
+        Ok(answer.result)
+    }
+}
+
 /// A resource's URI: the fixture's paths need no escaping.
 pub(crate) fn uri(path: &str) -> String {
     format!("file:///{path}")
@@ -129,17 +142,15 @@ async fn reads(
             Some(t) => expand(t, &path)?,
             None => uri(&path),
         };
-        let started = Instant::now();
-        let answer = conn.call("resources/read", json!({"uri": uri})).await?;
-        out.latencies_us.push(started.elapsed().as_micros() as u64);
+        let result = out
+            .call(conn, "resources/read", json!({"uri": uri}))
+            .await?;
         check_read(
-            &answer.result,
+            &result,
             &uri,
             fixture.bytes(&path).expect("a fixture file"),
             false,
         )?;
-        out.bytes += answer.bytes;
-        out.requests += 1;
         out.ops += 1;
     }
     Ok(())
@@ -187,28 +198,24 @@ pub(crate) async fn run(
             };
             let uri = uri(path);
             for _ in 0..count {
-                let started = Instant::now();
-                let answer = conn.call("resources/read", json!({"uri": uri})).await?;
-                out.latencies_us.push(started.elapsed().as_micros() as u64);
+                let result = out
+                    .call(&conn, "resources/read", json!({"uri": uri}))
+                    .await?;
                 check_read(
-                    &answer.result,
+                    &result,
                     &uri,
                     fixture.bytes(path).expect("in the fixture"),
                     blob,
                 )?;
-                out.bytes += answer.bytes;
-                out.requests += 1;
                 out.ops += 1;
             }
         }
         Workload::TemplatesList => {
             for _ in 0..counts.templates {
-                let started = Instant::now();
-                let answer = conn.call("resources/templates/list", json!({})).await?;
-                out.latencies_us.push(started.elapsed().as_micros() as u64);
-                file_template(&answer.result)?;
-                out.bytes += answer.bytes;
-                out.requests += 1;
+                let result = out
+                    .call(&conn, "resources/templates/list", json!({}))
+                    .await?;
+                file_template(&result)?;
                 out.ops += 1;
             }
         }
@@ -239,13 +246,9 @@ async fn list_all(conn: &Conn, fixture: &Fixture, out: &mut Measured) -> Result<
             Some(c) => json!({"cursor": c}),
             None => json!({}),
         };
-        let started = Instant::now();
-        let answer = conn.call("resources/list", params).await?;
-        out.latencies_us.push(started.elapsed().as_micros() as u64);
-        out.bytes += answer.bytes;
-        out.requests += 1;
+        let result = out.call(conn, "resources/list", params).await?;
         pages += 1;
-        let resources = answer.result["resources"]
+        let resources = result["resources"]
             .as_array()
             .ok_or("resources/list: no resources array")?;
         for resource in resources {
@@ -274,7 +277,7 @@ async fn list_all(conn: &Conn, fixture: &Fixture, out: &mut Measured) -> Result<
                 return Err(format!("listed {uri} twice in one listing"));
             }
         }
-        match answer.result.get("nextCursor").and_then(Value::as_str) {
+        match result.get("nextCursor").and_then(Value::as_str) {
             Some(next) => {
                 if !cursors.insert(next.to_owned()) || pages > fixture.len() {
                     return Err(format!("the cursor {next:?} came back: a loop"));
