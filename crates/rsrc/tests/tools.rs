@@ -10,7 +10,7 @@ use rsrc::{ResourceSet, Server, ServerConfig, ToolsConfig};
 use rsrc_testkit::Peer;
 use serde_json::{Value, json};
 
-use common::{Numbers, connect_as, sample_set};
+use common::{builder, connect_as, sample_set};
 
 /// 55,000 characters, some of them two bytes long.
 fn long_text() -> String {
@@ -18,15 +18,7 @@ fn long_text() -> String {
 }
 
 fn server(tools: Option<ToolsConfig>) -> Server {
-    let mut b = Server::builder("rsrc-test", "0.0.0")
-        .mount("sample:", sample_set())
-        .mount(
-            "num:",
-            Numbers {
-                scheme: "num",
-                n: 25,
-            },
-        )
+    let mut b = builder()
         .mount(
             "big:",
             ResourceSet::new().with_text(

@@ -8,7 +8,7 @@ use std::time::Duration;
 use rsrc::protocol::{LoggingLevel, Resource, ResourceTemplate};
 use rsrc::{
     CompleteRequest, ListRequest, Page, Provider, ReadOutput, Representation, RequestContext,
-    ResourceError, ResourceSet, Server, ServerConfig,
+    ResourceError, ResourceSet, Server, ServerBuilder, ServerConfig,
 };
 
 /// PNG signature plus a few bytes: not UTF-8.
@@ -143,9 +143,9 @@ impl Provider for Numbers {
     }
 }
 
-pub fn server_with(config: ServerConfig) -> Server {
+/// The test server's builder with its two mounts: `sample:` and 25 numbers under `num:`.
+pub fn builder() -> ServerBuilder {
     Server::builder("rsrc-test", "0.0.0")
-        .instructions("test server")
         .mount("sample:", sample_set())
         .mount(
             "num:",
@@ -154,6 +154,11 @@ pub fn server_with(config: ServerConfig) -> Server {
                 n: 25,
             },
         )
+}
+
+pub fn server_with(config: ServerConfig) -> Server {
+    builder()
+        .instructions("test server")
         .config(config)
         .build()
         .unwrap()
