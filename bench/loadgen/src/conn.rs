@@ -97,12 +97,16 @@ fn request(id: u64, method: &str, params: &Value) -> Vec<u8> {
 }
 
 /// A message from the server, taken as the answer to `id` if it is one.
-fn answer_of(message: &Value, bytes: usize) -> Option<(u64, Result<Answer, Error>)> {
+/// The result is moved out of the message, never copied: a listing's page is large.
+fn answer_of(message: Value, bytes: usize) -> Option<(u64, Result<Answer, Error>)> {
+    let Value::Object(mut message) = message else {
+        return None;
+    };
     let id = message.get("id")?.as_u64()?;
     if let Some(error) = message.get("error") {
         return Some((id, Err(format!("JSON-RPC error {error}"))));
     }
-    let result = message.get("result")?.clone();
+    let result = message.remove("result")?;
     Some((id, Ok(Answer { result, bytes })))
 }
 
@@ -179,7 +183,7 @@ async fn read_answers(stdout: ChildStdout, pending: Pending) {
         let Ok(message) = serde_json::from_slice::<Value>(&line) else {
             continue;
         };
-        if let Some((id, answer)) = answer_of(&message, line.len())
+        if let Some((id, answer)) = answer_of(message, line.len())
             && let Some(tx) = pending.lock().expect("not poisoned").remove(&id)
         {
             let _ = tx.send(answer);
@@ -287,7 +291,7 @@ impl Http {
 pub(crate) fn answer_in(body: &[u8], id: u64) -> Result<Answer, Error> {
     let bytes = body.len();
     if let Ok(message) = serde_json::from_slice::<Value>(body) {
-        return match answer_of(&message, bytes) {
+        return match answer_of(message, bytes) {
             Some((got, answer)) if got == id => answer,
             _ => Err(format!("the response does not answer request {id}")),
         };
@@ -303,7 +307,7 @@ pub(crate) fn answer_in(body: &[u8], id: u64) -> Result<Answer, Error> {
             continue;
         }
         if let Ok(message) = serde_json::from_str::<Value>(&data.join("\n"))
-            && let Some((got, answer)) = answer_of(&message, bytes)
+            && let Some((got, answer)) = answer_of(message, bytes)
             && got == id
         {
             return answer;
