@@ -346,6 +346,7 @@ pub(super) fn build(
             watch: config.watch,
             watch_window: config.watch_window.0,
             listing_freshness: config.listing_freshness.into(),
+            warm_listing_cache: config.warm_listing,
             ..conversions()
         };
         builder = builder.mount(fs::PREFIX, FsProvider::with_roots(dirs, fs_config)?);

@@ -439,7 +439,9 @@ impl ServedRoots {
     }
 
     /// Fills the listing cache ahead of the first listing, up to its budget (run on a
-    /// thread of its own when the provider starts).
+    /// thread of its own when the provider starts). Only the directories are scanned (their
+    /// entries and metadata): an entry is encoded when a listing first shows it, so what
+    /// the warmed cache holds before then is the scans' cost alone.
     pub(super) fn warm(&self) {
         let budget = self.config.listing_cache_entries;
         let unstopped = Stop::default();
@@ -451,9 +453,6 @@ impl ServedRoots {
                 let Ok((files, more)) = walk::files_after(&scope, after.as_ref(), 1000) else {
                     break;
                 };
-                for (dir, e) in &files {
-                    self.listed(root, dir, e);
-                }
                 warmed += files.len();
                 match files.last() {
                     Some((dir, e)) if more => after = Some(dir.join(&e.name)),

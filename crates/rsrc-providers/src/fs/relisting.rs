@@ -1,13 +1,17 @@
 //! Listing a page of the recursive listing again: while the directories its walk read
 //! are unchanged, it is answered from the kept page without a walk (`kept.rs`); once one
-//! of them changed, it is walked again and shows the change.
+//! of them changed, it is walked again and shows the change. A cache warmed at the start
+//! answers the first listing without a scan.
 
 use std::sync::Arc;
 
+use super::cache::Lookup;
 use super::config::FsConfig;
+use super::scan;
 use super::state::ServedRoots;
 use super::test_tree::{tree, uris};
 use crate::kit::blocking::{Signal as _, Stop};
+use crate::kit::rel_path::RelPath;
 
 /// `d0`…`d4`, each with `f0`…`f3`: 20 files.
 fn served() -> (tempfile::TempDir, Arc<ServedRoots>) {
@@ -107,4 +111,36 @@ fn a_page_is_not_kept_past_the_time_to_live_or_through_a_directory_the_cache_can
         );
         assert_eq!(served.kept.cost(), 0, "the stale page was dropped");
     }
+}
+
+#[test]
+fn a_warmed_cache_lists_without_a_scan_and_encodes_only_what_was_listed() {
+    let (_dir, served) = served();
+    served.warm();
+    // How many entries of a directory the cache holds encoded.
+    let encoded = |dir: &str| {
+        let dir = RelPath::from_position(dir.as_bytes()).unwrap();
+        let cache = served.cache.as_ref().unwrap();
+        match scan::cached_listing(&served.roots[0].dir, cache, &served.fresh, 0, &dir) {
+            Ok(Lookup::Hit(listing)) => listing
+                .entries
+                .iter()
+                .filter(|e| e.listed.get().is_some())
+                .count(),
+            _ => panic!("{dir:?} was not warmed"),
+        }
+    };
+    // A walk without a stop signal reads the listing cache only: `None` at the first
+    // directory it does not hold.
+    let (page, walk_ahead) = served.list_files(None, 6, None).unwrap().unwrap();
+    assert_eq!(uris(&page)[5], "file:///d1/f1");
+    assert!(!walk_ahead, "nothing was scanned");
+    // Warming scanned the directories without encoding their entries: an entry is
+    // encoded when a listing first shows it.
+    assert_eq!((encoded("d0"), encoded("d1"), encoded("d4")), (4, 2, 0));
+    let (rest, _) = served
+        .list_files(page.next.as_deref(), 100, None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(rest.resources.len(), 14);
 }

@@ -64,6 +64,7 @@ impl Config {
             watch: !a.no_watch,
             watch_window: Dur(a.watch_window),
             listing_freshness: a.listing_freshness,
+            warm_listing: a.warm_listing,
             resource_metadata: !a.no_resource_metadata,
             conformance_fixtures: a.conformance_fixtures,
             hidden: a.hidden,
@@ -219,6 +220,7 @@ impl Config {
             "no_watch" => watch;
             "watch_window" => watch_window;
             "listing_freshness" => listing_freshness;
+            "warm_listing" => warm_listing;
             "no_resource_metadata" => resource_metadata;
             "conformance_fixtures" => conformance_fixtures;
             "hidden" => hidden, source hidden;

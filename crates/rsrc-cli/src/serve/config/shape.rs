@@ -37,6 +37,8 @@ pub(crate) struct Config {
     pub(crate) watch_window: Dur,
     /// How a directory listing the server cached is known to be current.
     pub(crate) listing_freshness: Freshness,
+    /// Whether the directories are scanned into the listing cache at the start.
+    pub(crate) warm_listing: bool,
     /// Whether SEP-2093 is served, as the declared extension
     /// `dev.rsrc/resource-metadata`; off, only the standard shapes are.
     pub(crate) resource_metadata: bool,
