@@ -15,6 +15,11 @@
 //! - Label values are bounded: methods the engine knows (any other is `_OTHER`),
 //!   revisions, transports, error codes, mount prefixes, and the fixed words of each
 //!   label below. A URI, session id, client name or path is never a label.
+//! - The reasons of `rsrc_http_refusals_total` and `rsrc_listing_freshness_fallbacks_total`
+//!   are listed here once ([`HTTP_REFUSAL_REASONS`], [`LISTING_FALLBACK_REASONS`]): their
+//!   recording functions accept no other word (checked in debug builds), and
+//!   [`describe`] registers each series at zero. The filesystem provider takes its
+//!   fallback reasons' words from this list rather than writing its own.
 
 use std::time::Duration;
 
@@ -29,6 +34,9 @@ pub const SESSION_DURATION: &str = "mcp_server_session_duration_seconds";
 pub const CACHE_LOOKUPS: &str = "rsrc_cache_lookups_total";
 /// Cache entries evicted, by cache and cause (`size`, `expired`, `changed`).
 pub const CACHE_EVICTIONS: &str = "rsrc_cache_evictions_total";
+/// Times the filesystem provider's listings fell back from trusting the file watcher to
+/// checking directory stamps, by reason ([`LISTING_FALLBACK_REASONS`]).
+pub const LISTING_FALLBACKS: &str = "rsrc_listing_freshness_fallbacks_total";
 /// Content bytes providers read, by mount.
 pub const READ_BYTES: &str = "rsrc_read_bytes_total";
 /// Bytes of messages written to clients, by transport.
@@ -143,6 +151,12 @@ pub const CATALOGUE: &[Metric] = &[
         Kind::Counter,
         &["cache", "cause"],
         "Cache entries removed: size (room), expired (time to live), changed (the resource changed)",
+    ),
+    m(
+        LISTING_FALLBACKS,
+        Kind::Counter,
+        &["reason"],
+        "Times the filesystem provider's listings fell back from trusting the file watcher to checking directory stamps",
     ),
     m(
         READ_BYTES,
@@ -291,6 +305,23 @@ pub const HTTP_REFUSAL_REASONS: &[&str] = &[
     "header_mismatch",
 ];
 
+/// The reasons of `rsrc_listing_freshness_fallbacks_total`, the one list of them: the
+/// filesystem provider's `FreshnessFallback` labels each of its reasons with the word at
+/// the reason's position here (its name in snake case). `overflow`: the kernel's event
+/// queue overflowed; `error`: reading events failed; `watch_limit`: the watch table is
+/// full (`fs.inotify.max_user_watches`); `unwatchable`: a directory or root cannot be
+/// watched; `no_events`: a filesystem whose changes raise no event here (NFS, SMB, FUSE,
+/// …); `rebuild`: a root's watches are rebuilt (a watched directory moved, an ignore file
+/// changed).
+pub const LISTING_FALLBACK_REASONS: &[&str] = &[
+    "overflow",
+    "error",
+    "watch_limit",
+    "unwatchable",
+    "no_events",
+    "rebuild",
+];
+
 /// Describes every metric of [`CATALOGUE`] to the installed recorder (help texts and
 /// units), so they appear with their `# HELP` lines, and registers the counters whose
 /// labels take fixed values at zero, so that a rate over their first rise is seen.
@@ -315,6 +346,9 @@ pub fn describe() {
     }
     for reason in HTTP_REFUSAL_REASONS {
         metrics::counter!(HTTP_REFUSALS, "reason" => *reason).absolute(0);
+    }
+    for reason in LISTING_FALLBACK_REASONS {
+        metrics::counter!(LISTING_FALLBACKS, "reason" => *reason).absolute(0);
     }
 }
 
@@ -575,6 +609,15 @@ pub fn http_refusal(reason: &'static str) {
     metrics::counter!(HTTP_REFUSALS, "reason" => reason).increment(1);
 }
 
+/// Counts one fallback of the filesystem provider's listings from the file watcher's word
+/// to directory stamps (`rsrc_listing_freshness_fallbacks_total`): `reason` is one of
+/// [`LISTING_FALLBACK_REASONS`]. Called from the one place the provider counts its
+/// fallbacks, so its own count and this one agree.
+pub fn listing_fallback(reason: &'static str) {
+    debug_assert!(LISTING_FALLBACK_REASONS.contains(&reason), "{reason}");
+    metrics::counter!(LISTING_FALLBACKS, "reason" => reason).increment(1);
+}
+
 /// The target of a request's SERVER span when its trace is sampled.
 pub const REQUEST_TARGET: &str = "rsrc::request";
 /// The target of a request's span when its trace is not sampled
@@ -634,4 +677,86 @@ pub trait RequestTracing: Send + Sync {
     /// `OpenTelemetrySpanExt::set_parent`) and records its `trace_id` field; `sampled` is
     /// what [`sampled`](Self::sampled) answered.
     fn adopt(&self, span: &tracing::Span, carrier: TraceCarrier<'_>, sampled: bool);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    use metrics::{
+        Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit,
+    };
+
+    use super::*;
+
+    /// A recorder that keeps the counters, by series (`name{label="value",…}`), and the
+    /// help texts of the counters described.
+    #[derive(Default)]
+    struct Counters {
+        series: Mutex<BTreeMap<String, Arc<AtomicU64>>>,
+        help: Mutex<BTreeMap<String, String>>,
+    }
+
+    impl Counters {
+        fn value(&self, series: &str) -> Option<u64> {
+            let all = self.series.lock().unwrap();
+            all.get(series).map(|c| c.load(Ordering::Relaxed))
+        }
+    }
+
+    impl Recorder for Counters {
+        fn describe_counter(&self, key: KeyName, _: Option<Unit>, help: SharedString) {
+            let mut described = self.help.lock().unwrap();
+            described.insert(key.as_str().to_owned(), help.to_string());
+        }
+        fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
+            let labels: Vec<String> = key
+                .labels()
+                .map(|l| format!("{}=\"{}\"", l.key(), l.value()))
+                .collect();
+            let series = format!("{}{{{}}}", key.name(), labels.join(","));
+            let mut all = self.series.lock().unwrap();
+            Counter::from_arc(Arc::clone(all.entry(series).or_default()))
+        }
+        fn register_gauge(&self, _: &Key, _: &Metadata<'_>) -> Gauge {
+            Gauge::noop()
+        }
+        fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
+            Histogram::noop()
+        }
+    }
+    #[test]
+    fn a_listing_fallback_is_counted_under_its_reason_and_every_reason_starts_at_zero() {
+        let recorder = Counters::default();
+        metrics::with_local_recorder(&recorder, || {
+            describe();
+            listing_fallback("watch_limit");
+            listing_fallback("watch_limit");
+            listing_fallback("overflow");
+        });
+        let series =
+            |reason: &str| format!("rsrc_listing_freshness_fallbacks_total{{reason=\"{reason}\"}}");
+        assert_eq!(recorder.value(&series("watch_limit")), Some(2));
+        assert_eq!(recorder.value(&series("overflow")), Some(1));
+        for reason in ["error", "unwatchable", "no_events", "rebuild"] {
+            assert_eq!(recorder.value(&series(reason)), Some(0), "{reason}");
+        }
+        let help = recorder.help.lock().unwrap();
+        assert!(
+            help.get("rsrc_listing_freshness_fallbacks_total")
+                .is_some_and(|h| h.contains("directory stamps")),
+            "{help:?}"
+        );
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "sometimes")]
+    fn a_listing_fallback_for_a_word_not_in_the_catalogue_is_refused() {
+        listing_fallback("sometimes");
+    }
 }

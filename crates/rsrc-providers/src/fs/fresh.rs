@@ -19,7 +19,11 @@
 //!   scanned anew once the watches are whole again.
 //! - In [`ListingFreshness::Stamp`] mode no term is ever vouched for.
 //! - Every fallback is counted by reason ([`FreshnessFallback`]), from the one place that
-//!   ends a term ([`Freshness::withdraw`]).
+//!   ends a term ([`Freshness::withdraw`]): both in the provider
+//!   ([`ListingTrust::fallbacks`]) and as the metric
+//!   `rsrc_listing_freshness_fallbacks_total{reason}` ([`rsrc::observe::listing_fallback`]),
+//!   so the two never disagree. The reasons' label words are the metrics catalogue's
+//!   ([`rsrc::observe::LISTING_FALLBACK_REASONS`]), not written again here.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -98,19 +102,14 @@ impl FreshnessFallback {
         FreshnessFallback::Rebuild,
     ];
 
-    /// The reason as a metric label: `overflow`, `error`, `watch_limit`, `unwatchable`,
-    /// `no_events`, `rebuild`.
+    /// The reason as the label of `rsrc_listing_freshness_fallbacks_total`: its name in
+    /// snake case (`watch_limit`), the word at its position in the metrics catalogue's
+    /// [`LISTING_FALLBACK_REASONS`](rsrc::observe::LISTING_FALLBACK_REASONS).
     pub fn as_str(self) -> &'static str {
-        match self {
-            FreshnessFallback::Overflow => "overflow",
-            FreshnessFallback::Error => "error",
-            FreshnessFallback::WatchLimit => "watch_limit",
-            FreshnessFallback::Unwatchable => "unwatchable",
-            FreshnessFallback::NoEvents => "no_events",
-            FreshnessFallback::Rebuild => "rebuild",
-        }
+        rsrc::observe::LISTING_FALLBACK_REASONS[self.index()]
     }
 
+    /// Its position in [`ALL`](Self::ALL), and in the catalogue's list of words.
     fn index(self) -> usize {
         match self {
             FreshnessFallback::Overflow => 0,
@@ -122,6 +121,10 @@ impl FreshnessFallback {
         }
     }
 }
+
+// A word for every reason, and a reason for every word.
+const _: () =
+    assert!(FreshnessFallback::ALL.len() == rsrc::observe::LISTING_FALLBACK_REASONS.len());
 
 /// Whether the watcher vouches for each root, and the fallbacks so far.
 #[derive(Debug)]
@@ -174,7 +177,8 @@ impl Freshness {
     }
 
     /// The watcher no longer vouches for `root` (every root for `None`), for `reason`:
-    /// its term ends, if one was running, and the fallback is counted either way.
+    /// its term ends, if one was running, and the fallback is counted either way, here
+    /// and in `rsrc_listing_freshness_fallbacks_total`.
     pub(crate) fn withdraw(&self, root: Option<usize>, reason: FreshnessFallback) {
         let roots = match root {
             Some(r) => r..r + 1,
@@ -186,6 +190,7 @@ impl Freshness {
             });
         }
         self.fallbacks[reason.index()].fetch_add(1, Ordering::Relaxed);
+        rsrc::observe::listing_fallback(reason.as_str());
         tracing::debug!(
             reason = reason.as_str(),
             "listings fall back to directory stamps"
@@ -253,5 +258,44 @@ mod tests {
         assert!(!vouched(stamp.term(0)));
         assert_eq!("stamp".parse(), Ok(ListingFreshness::Stamp));
         assert!("sometimes".parse::<ListingFreshness>().is_err());
+    }
+
+    #[test]
+    fn each_reason_is_labelled_with_its_own_name_from_the_catalogue_words() {
+        // The words are the catalogue's, taken by position: each reason's must be its own
+        // name in snake case, so a list reordered on either side fails here.
+        for (i, reason) in FreshnessFallback::ALL.into_iter().enumerate() {
+            assert_eq!(reason.index(), i, "{reason:?}");
+            let mut snake = String::new();
+            for c in format!("{reason:?}").chars() {
+                if c.is_ascii_uppercase() && !snake.is_empty() {
+                    snake.push('_');
+                }
+                snake.push(c.to_ascii_lowercase());
+            }
+            assert_eq!(reason.as_str(), snake);
+        }
+        let labels = FreshnessFallback::ALL.map(FreshnessFallback::as_str);
+        assert_eq!(labels, rsrc::observe::LISTING_FALLBACK_REASONS);
+    }
+
+    #[test]
+    fn every_reason_is_counted_once_per_withdrawal_and_accepted_by_the_catalogue() {
+        // `withdraw` records the metric too: the catalogue's check (a debug assertion)
+        // accepts every reason's word.
+        let fresh = Freshness::new(ListingFreshness::Watch, 1);
+        for reason in FreshnessFallback::ALL {
+            fresh.withdraw(Some(0), reason);
+        }
+        fresh.withdraw(None, FreshnessFallback::WatchLimit);
+        let trust = ListingTrust(Arc::new(fresh));
+        for reason in FreshnessFallback::ALL {
+            let expected = if reason == FreshnessFallback::WatchLimit {
+                2
+            } else {
+                1
+            };
+            assert_eq!(trust.fallbacks(reason), expected, "{reason:?}");
+        }
     }
 }
