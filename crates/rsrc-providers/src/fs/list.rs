@@ -438,10 +438,9 @@ impl ServedRoots {
         })
     }
 
-    /// Fills the listing cache ahead of the first listing, up to its budget (run on a
-    /// thread of its own when the provider starts). Only the directories are scanned (their
-    /// entries and metadata): an entry is encoded when a listing first shows it, so what
-    /// the warmed cache holds before then is the scans' cost alone.
+    /// Fills the listing cache ahead of the first listing, up to its budget, each entry
+    /// encoded as the recursive listing shows it (run on a thread of its own when the
+    /// provider starts): the first listing then costs what the next ones do.
     pub(super) fn warm(&self) {
         let budget = self.config.listing_cache_entries;
         let unstopped = Stop::default();
@@ -453,6 +452,9 @@ impl ServedRoots {
                 let Ok((files, more)) = walk::files_after(&scope, after.as_ref(), 1000) else {
                     break;
                 };
+                for (dir, e) in &files {
+                    self.listed(root, dir, e);
+                }
                 warmed += files.len();
                 match files.last() {
                     Some((dir, e)) if more => after = Some(dir.join(&e.name)),
