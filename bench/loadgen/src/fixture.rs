@@ -11,6 +11,8 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use base64::Engine as _;
+
 /// Directories of small files, and small files in each.
 pub(crate) const DIRS: usize = 100;
 /// Small files in each directory.
@@ -100,12 +102,38 @@ pub(crate) struct Fixture {
     /// The directory served.
     pub(crate) root: PathBuf,
     files: HashMap<String, Vec<u8>>,
+    /// The blob as a `blob` content carries it: base64, standard alphabet, padded.
+    blob_base64: String,
 }
 
 impl Fixture {
     /// The bytes of the file at `path` under the root.
     pub(crate) fn bytes(&self, path: &str) -> Option<&[u8]> {
         self.files.get(path).map(Vec::as_slice)
+    }
+
+    /// The fixture's own copy of `path` (it lives as long as the fixture) and its bytes.
+    pub(crate) fn entry(&self, path: &str) -> Option<(&str, &[u8])> {
+        self.files
+            .get_key_value(path)
+            .map(|(path, bytes)| (path.as_str(), bytes.as_slice()))
+    }
+
+    /// The blob's bytes in base64 (standard, padded): the one string that decodes to them
+    /// (decoding refuses other padding and stray trailing bits).
+    pub(crate) fn blob_base64(&self) -> &str {
+        &self.blob_base64
+    }
+
+    /// A fixture of these files (only in memory), for tests.
+    #[cfg(test)]
+    pub(crate) fn of(files: HashMap<String, Vec<u8>>) -> Self {
+        let blob_base64 = String::new();
+        Fixture {
+            root: PathBuf::new(),
+            files,
+            blob_base64,
+        }
     }
 
     /// How many files the root holds.
@@ -156,7 +184,12 @@ pub(crate) fn prepare(dir: &Path) -> io::Result<Fixture> {
         fs::write(&stamp, STAMP)?;
     }
     let root = fs::canonicalize(root)?;
-    Ok(Fixture { root, files })
+    let blob_base64 = base64::engine::general_purpose::STANDARD.encode(&files[BLOB]);
+    Ok(Fixture {
+        root,
+        files,
+        blob_base64,
+    })
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 
 mod conn;
 mod fixture;
+mod json;
 mod procfs;
 mod reaper;
 mod report;

@@ -4,17 +4,25 @@
 //! Invariant: an operation counts only once its answer is checked; the first wrong answer
 //! ends the workload with an error naming it, and nothing measured before it is reported.
 //! The files read are drawn from one fixed seed, so every server gets the same sequence.
+//! An answer is decoded once, into views that borrow from it (`json`), only as far as its
+//! checks need: a listing's entries are never copied, a text or blob without escapes is
+//! compared where it lies in the message, and a blob is compared as the base64 of the
+//! file (decoded only when it differs).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use base64::Engine as _;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 
-use crate::conn::{Conn, Error};
+use crate::conn::{Answer, Conn, Error};
 use crate::fixture::{self, Fixture};
+use crate::json::{self, Array, Decoded, Object, Raw, Str, U64};
 
 /// Every workload, in the order they run.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, PartialOrd, Ord)]
@@ -113,13 +121,13 @@ pub(crate) struct Measured {
 impl Measured {
     /// Sends one request, timed: its latency, the bytes of its answer and the request are
     /// counted here; the result is the caller's to check (an operation counts once it is).
-    async fn call(&mut self, conn: &Conn, method: &str, params: Value) -> Result<Value, Error> {
+    async fn call(&mut self, conn: &Conn, method: &str, params: Value) -> Result<Answer, Error> {
         let started = Instant::now();
         let answer = conn.call(method, params).await?;
         self.latencies_us.push(started.elapsed().as_micros() as u64);
         self.bytes += answer.bytes;
         self.requests += 1;
-        Ok(answer.result)
+        Ok(answer)
     }
 }
 
@@ -142,15 +150,11 @@ async fn reads(
             Some(t) => expand(t, &path)?,
             None => uri(&path),
         };
-        let result = out
+        let answer = out
             .call(conn, "resources/read", json!({"uri": uri}))
             .await?;
-        check_read(
-            &result,
-            &uri,
-            fixture.bytes(&path).expect("a fixture file"),
-            false,
-        )?;
+        let expected = Expected::Text(fixture.bytes(&path).expect("a fixture file"));
+        check_read(&answer, &uri, expected)?;
         out.ops += 1;
     }
     Ok(())
@@ -191,37 +195,41 @@ pub(crate) async fn run(
         }
         Workload::ReadSmallPipelined => pipelined(&conn, &fixture, counts, &mut out).await?,
         Workload::ReadBlob | Workload::ReadBigText => {
-            let (path, count, blob) = if workload == Workload::ReadBlob {
-                (fixture::BLOB, counts.blob, true)
+            let (path, count) = if workload == Workload::ReadBlob {
+                (fixture::BLOB, counts.blob)
             } else {
-                (fixture::BIG, counts.big, false)
+                (fixture::BIG, counts.big)
+            };
+            let bytes = fixture.bytes(path).expect("in the fixture");
+            let expected = if workload == Workload::ReadBlob {
+                Expected::Blob {
+                    bytes,
+                    base64: fixture.blob_base64(),
+                }
+            } else {
+                Expected::Text(bytes)
             };
             let uri = uri(path);
             for _ in 0..count {
-                let result = out
+                let answer = out
                     .call(&conn, "resources/read", json!({"uri": uri}))
                     .await?;
-                check_read(
-                    &result,
-                    &uri,
-                    fixture.bytes(path).expect("in the fixture"),
-                    blob,
-                )?;
+                check_read(&answer, &uri, expected)?;
                 out.ops += 1;
             }
         }
         Workload::TemplatesList => {
             for _ in 0..counts.templates {
-                let result = out
+                let answer = out
                     .call(&conn, "resources/templates/list", json!({}))
                     .await?;
-                file_template(&result)?;
+                file_template(answer.result()?)?;
                 out.ops += 1;
             }
         }
         Workload::ReadViaTemplate => {
             let answer = conn.call("resources/templates/list", json!({})).await?;
-            let template = file_template(&answer.result)?;
+            let template = file_template(answer.result()?)?;
             out.notes.push(("template", json!(template)));
             let picks = picks(counts.via_template, 0x7465_6d70);
             let started = Instant::now();
@@ -234,63 +242,105 @@ pub(crate) async fn run(
     Ok(out)
 }
 
+/// A `resources/list` result, as far as it is checked.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Page<'a> {
+    #[serde(borrow)]
+    resources: Array<Object<Listed<'a>>>,
+    #[serde(borrow, rename = "nextCursor")]
+    next_cursor: Str<'a>,
+}
+
+/// A listed resource, as far as it is checked.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Listed<'a> {
+    #[serde(borrow)]
+    uri: Str<'a>,
+    #[serde(borrow)]
+    name: Str<'a>,
+    size: U64,
+}
+
+/// What a listing has seen so far: the fixture's own copy of each path listed (a URI is
+/// `file:///` and a path, so a URI seen is its path seen), and how many came with a size.
+struct Listing<'f> {
+    seen: HashSet<&'f str>,
+    sizes: usize,
+}
+
+/// Checks one page of a listing (its result): every resource a file of the fixture, with
+/// a name, its size right if given, not listed before. Its next cursor, if any.
+fn check_page<'p, 'f>(
+    page: Page<'p>,
+    fixture: &'f Fixture,
+    listing: &mut Listing<'f>,
+) -> Result<Option<Cow<'p, str>>, Error> {
+    let resources = page
+        .resources
+        .0
+        .ok_or("resources/list: no resources array")?;
+    for resource in resources {
+        let resource = resource.0.unwrap_or_default();
+        let uri = resource.uri.0.ok_or("a listed resource without a uri")?;
+        let (path, bytes) = uri
+            .strip_prefix("file:///")
+            .ok_or_else(|| format!("listed {uri}: not file:///"))
+            .and_then(|path| {
+                fixture
+                    .entry(path)
+                    .ok_or_else(|| format!("listed {uri}: not in the fixture"))
+            })?;
+        if resource.name.0.is_none_or(|n| n.is_empty()) {
+            return Err(format!("listed {uri} without a name"));
+        }
+        if let Some(size) = resource.size.0 {
+            if size != bytes.len() as u64 {
+                return Err(format!(
+                    "listed {uri} with size {size}, not {}",
+                    bytes.len()
+                ));
+            }
+            listing.sizes += 1;
+        }
+        if !listing.seen.insert(path) {
+            return Err(format!("listed {uri} twice in one listing"));
+        }
+    }
+    Ok(page.next_cursor.0)
+}
+
 /// One complete listing, following cursors; every page timed.
 async fn list_all(conn: &Conn, fixture: &Fixture, out: &mut Measured) -> Result<(), Error> {
-    let mut seen: HashSet<String> = HashSet::with_capacity(fixture.len());
+    let mut listing = Listing {
+        seen: HashSet::with_capacity(fixture.len()),
+        sizes: 0,
+    };
     let mut cursors: HashSet<String> = HashSet::new();
     let mut cursor: Option<String> = None;
     let mut pages = 0usize;
-    let mut sizes = 0usize;
     loop {
         let params = match &cursor {
             Some(c) => json!({"cursor": c}),
             None => json!({}),
         };
-        let result = out.call(conn, "resources/list", params).await?;
+        let answer = out.call(conn, "resources/list", params).await?;
         pages += 1;
-        let resources = result["resources"]
-            .as_array()
-            .ok_or("resources/list: no resources array")?;
-        for resource in resources {
-            let uri = resource["uri"]
-                .as_str()
-                .ok_or("a listed resource without a uri")?;
-            let path = uri
-                .strip_prefix("file:///")
-                .ok_or_else(|| format!("listed {uri}: not file:///"))?;
-            let bytes = fixture
-                .bytes(path)
-                .ok_or_else(|| format!("listed {uri}: not in the fixture"))?;
-            if resource["name"].as_str().is_none_or(str::is_empty) {
-                return Err(format!("listed {uri} without a name"));
-            }
-            if let Some(size) = resource.get("size").and_then(Value::as_u64) {
-                if size != bytes.len() as u64 {
-                    return Err(format!(
-                        "listed {uri} with size {size}, not {}",
-                        bytes.len()
-                    ));
-                }
-                sizes += 1;
-            }
-            if !seen.insert(uri.to_owned()) {
-                return Err(format!("listed {uri} twice in one listing"));
-            }
-        }
-        match result.get("nextCursor").and_then(Value::as_str) {
+        match check_page(answer.result()?, fixture, &mut listing)? {
             Some(next) => {
-                if !cursors.insert(next.to_owned()) || pages > fixture.len() {
+                if !cursors.insert(next.clone().into_owned()) || pages > fixture.len() {
                     return Err(format!("the cursor {next:?} came back: a loop"));
                 }
-                cursor = Some(next.to_owned());
+                cursor = Some(next.into_owned());
             }
             None => break,
         }
     }
-    if seen.len() != fixture.len() {
+    let seen = listing.seen.len();
+    if seen != fixture.len() {
         return Err(format!(
-            "a listing held {} of the {} files",
-            seen.len(),
+            "a listing held {seen} of the {} files",
             fixture.len()
         ));
     }
@@ -298,7 +348,8 @@ async fn list_all(conn: &Conn, fixture: &Fixture, out: &mut Measured) -> Result<
     out.notes
         .retain(|(k, _)| *k != "pages_per_listing" && *k != "sizes_listed");
     out.notes.push(("pages_per_listing", json!(pages)));
-    out.notes.push(("sizes_listed", json!(sizes == seen.len())));
+    out.notes
+        .push(("sizes_listed", json!(listing.sizes == seen)));
     Ok(())
 }
 
@@ -336,56 +387,153 @@ async fn pipelined(
     Ok(())
 }
 
-/// Checks a `resources/read` result: exactly one content, the URI asked, the file's exact
-/// bytes, as `blob` (base64) when `blob`, else as `text`.
-pub(crate) fn check_read(
-    result: &Value,
-    uri: &str,
-    expected: &[u8],
-    blob: bool,
-) -> Result<(), Error> {
-    let contents = result["contents"]
-        .as_array()
-        .ok_or_else(|| format!("read {uri}: no contents"))?;
-    let [content] = contents.as_slice() else {
-        return Err(format!("read {uri}: {} contents, not one", contents.len()));
-    };
-    if content["uri"].as_str() != Some(uri) {
-        return Err(format!("read {uri}: the content names {}", content["uri"]));
-    }
-    let got = if blob {
-        let encoded = content["blob"]
-            .as_str()
-            .ok_or_else(|| format!("read {uri}: no blob"))?;
-        base64::engine::general_purpose::STANDARD
-            .decode(encoded)
-            .map_err(|e| format!("read {uri}: a blob that is not base64: {e}"))?
-    } else {
-        let text = content["text"]
-            .as_str()
+/// What a read must bring back: a file's bytes as `text`, or as a `blob` (with their
+/// base64, the one string that decodes to them).
+#[derive(Clone, Copy)]
+pub(crate) enum Expected<'a> {
+    Text(&'a [u8]),
+    Blob { bytes: &'a [u8], base64: &'a str },
+}
+
+/// A `resources/read` result, as far as it is checked, its contents' text read as `T`.
+#[derive(Deserialize, Default)]
+#[serde(bound(deserialize = "T: Deserialize<'de> + Default"), default)]
+struct Read<'a, T> {
+    #[serde(borrow)]
+    contents: Array<Object<Content<'a, T>>>,
+}
+
+/// A content, as far as it is checked: its text (as `Str`, or as `json::Decoded` bytes in
+/// a compact message) or blob, borrowed from the message where it has no escapes (else
+/// decoded once, into its own buffer).
+#[derive(Deserialize, Default)]
+#[serde(bound(deserialize = "T: Deserialize<'de> + Default"), default)]
+struct Content<'a, T> {
+    #[serde(borrow)]
+    uri: Raw<'a>,
+    text: T,
+    #[serde(borrow)]
+    blob: Str<'a>,
+}
+
+/// Checks a `resources/read` answer: exactly one content, the URI asked, the file's exact
+/// bytes, as `blob` (base64) or as `text`, as `expected` says.
+fn check_read(answer: &Answer, uri: &str, expected: Expected<'_>) -> Result<(), Error> {
+    // The text's bytes as they decode, neither copied nor checked for UTF-8 apart: equal
+    // to the file's, they are its text (`json::Decoded`). A result this view cannot read
+    // (a text that is not a string) is read again as below, for the error a `Value` would
+    // have given.
+    if let Expected::Text(bytes) = expected
+        && answer.is_compact()
+        && let Ok(read) = answer.result::<Read<'_, Decoded<'_>>>()
+    {
+        let content = the_content(&read, uri)?;
+        let text = content
+            .text
+            .0
+            .as_deref()
             .ok_or_else(|| format!("read {uri}: no text"))?;
-        text.as_bytes().to_vec()
-    };
-    if got != expected {
-        return Err(format!(
-            "read {uri}: {} bytes that are not the file's {}",
-            got.len(),
-            expected.len()
-        ));
+        if text != bytes {
+            return Err(mismatch(uri, text.len(), bytes));
+        }
+        return Ok(());
+    }
+    match expected {
+        Expected::Text(bytes) => {
+            let read: Read<'_, Str<'_>> = answer.result()?;
+            let content = the_content(&read, uri)?;
+            let text = content
+                .text
+                .0
+                .as_deref()
+                .ok_or_else(|| format!("read {uri}: no text"))?;
+            if text.as_bytes() != bytes {
+                return Err(mismatch(uri, text.len(), bytes));
+            }
+        }
+        Expected::Blob { bytes, base64 } => {
+            let read: Read<'_, IgnoredAny> = answer.result()?;
+            let content = the_content(&read, uri)?;
+            let encoded = content
+                .blob
+                .0
+                .as_deref()
+                .ok_or_else(|| format!("read {uri}: no blob"))?;
+            // The same string decodes to the same bytes; any other is decoded to be sure.
+            if encoded != base64 {
+                let got = base64::engine::general_purpose::STANDARD
+                    .decode(encoded)
+                    .map_err(|e| format!("read {uri}: a blob that is not base64: {e}"))?;
+                if got != bytes {
+                    return Err(mismatch(uri, got.len(), bytes));
+                }
+            }
+        }
     }
     Ok(())
 }
 
+/// The one content of a read, naming `uri` (a content that is not an object names none).
+fn the_content<'r, 'a, T: Default>(
+    read: &'r Read<'a, T>,
+    uri: &str,
+) -> Result<&'r Content<'a, T>, Error> {
+    let contents = read
+        .contents
+        .0
+        .as_ref()
+        .ok_or_else(|| format!("read {uri}: no contents"))?;
+    let [content] = contents.as_slice() else {
+        return Err(format!("read {uri}: {} contents, not one", contents.len()));
+    };
+    let Some(content) = content.0.as_ref() else {
+        return Err(format!("read {uri}: the content names null"));
+    };
+    let named = content.uri.0;
+    if named.and_then(json::as_str).as_deref() != Some(uri) {
+        let named = named.map_or("null", |n| n.get());
+        return Err(format!("read {uri}: the content names {named}"));
+    }
+    Ok(content)
+}
+
+/// The error of a read whose `got` bytes are not `expected`.
+fn mismatch(uri: &str, got: usize, expected: &[u8]) -> Error {
+    format!(
+        "read {uri}: {got} bytes that are not the file's {}",
+        expected.len()
+    )
+}
+
+/// A `resources/templates/list` result, as far as it is checked.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Templates<'a> {
+    #[serde(borrow, rename = "resourceTemplates")]
+    templates: Array<Object<Template<'a>>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Template<'a> {
+    #[serde(borrow)]
+    name: Str<'a>,
+    #[serde(borrow, rename = "uriTemplate")]
+    uri_template: Str<'a>,
+}
+
 /// The `file:///` template of a `resources/templates/list` result, with a name.
-fn file_template(result: &Value) -> Result<String, Error> {
-    result["resourceTemplates"]
-        .as_array()
+fn file_template(templates: Templates<'_>) -> Result<String, Error> {
+    templates
+        .templates
+        .0
         .into_iter()
         .flatten()
-        .filter(|t| t["name"].as_str().is_some_and(|n| !n.is_empty()))
-        .filter_map(|t| t["uriTemplate"].as_str())
+        .filter_map(|t| t.0)
+        .filter(|t| t.name.0.as_ref().is_some_and(|n| !n.is_empty()))
+        .filter_map(|t| t.uri_template.0)
         .find(|t| t.starts_with("file:///") && t.contains('{'))
-        .map(str::to_owned)
+        .map(|t| t.into_owned())
         .ok_or_else(|| "no named file:/// template".to_owned())
 }
 
@@ -445,27 +593,261 @@ mod tests {
         assert!(expand("file:///{a}/{b}", "a").is_err());
     }
 
+    /// `check_read` of a result written as JSON, in an answer (compact or not, as written).
+    fn check(result: &str, uri: &str, expected: Expected<'_>) -> Result<(), Error> {
+        let message = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#);
+        let answer = crate::conn::answer_in(bytes::Bytes::from(message), 1).unwrap();
+        check_read(&answer, uri, expected)
+    }
+
     #[test]
     fn a_read_is_checked_byte_for_byte() {
-        let text = json!({"contents": [{"uri": "file:///a", "text": "hé"}]});
-        assert!(check_read(&text, "file:///a", "hé".as_bytes(), false).is_ok());
-        assert!(check_read(&text, "file:///a", b"he", false).is_err());
-        assert!(check_read(&text, "file:///b", "hé".as_bytes(), false).is_err());
-        assert!(check_read(&text, "file:///a", "hé".as_bytes(), true).is_err());
-        let blob = json!({"contents": [{"uri": "file:///b", "blob": "AAEC"}]});
-        assert!(check_read(&blob, "file:///b", &[0, 1, 2], true).is_ok());
-        let two = json!({"contents": [{"uri": "file:///a", "text": ""}, {"uri": "file:///a", "text": ""}]});
-        assert!(check_read(&two, "file:///a", b"", false).is_err());
+        let he = "hé".as_bytes();
+        let text = r#"{"contents": [{"uri": "file:///a", "text": "hé"}]}"#;
+        assert!(check(text, "file:///a", Expected::Text(he)).is_ok());
+        assert!(check(text, "file:///a", Expected::Text(b"he")).is_err());
+        assert!(check(text, "file:///a", Expected::Text(b"h")).is_err());
+        assert!(check(text, "file:///b", Expected::Text(he)).is_err());
+        let as_blob = Expected::Blob {
+            bytes: he,
+            base64: "aMOp",
+        };
+        assert!(check(text, "file:///a", as_blob).is_err());
+        // Escapes anywhere decode to the same text.
+        let escaped = r#"{"contents": [{"uri": "file:\/\/\/a", "text": "h\u00e9", "x": [{}]}]}"#;
+        assert!(check(escaped, "file:///a", Expected::Text(he)).is_ok());
+        assert!(check(escaped, "file:///a", Expected::Text("hè".as_bytes())).is_err());
+        let error = check(escaped, "file:///a", Expected::Text(b"h\\u00e9")).unwrap_err();
+        assert!(
+            error.contains("3 bytes that are not the file's 7"),
+            "{error}"
+        );
+
+        let blob = Expected::Blob {
+            bytes: &[0, 1, 2],
+            base64: "AAEC",
+        };
+        let read = |json: &str| check(json, "file:///b", blob);
+        assert!(read(r#"{"contents": [{"uri": "file:///b", "blob": "AAEC"}]}"#).is_ok());
+        assert!(read(r#"{"contents": [{"uri": "file:///b", "blob": "AAED"}]}"#).is_err());
+        assert!(read(r#"{"contents": [{"uri": "file:///b", "blob": "AAE"}]}"#).is_err());
+        assert!(read(r#"{"contents": [{"uri": "file:///b", "blob": "AAEC "}]}"#).is_err());
+        assert!(read(r#"{"contents": [{"uri": "file:///b", "text": "AAEC"}]}"#).is_err());
+        assert!(read(r#"{"contents": [{"uri": "file:///b", "blob": "\u0041AEC"}]}"#).is_ok());
+        let a = Expected::Text(b"");
+        let two =
+            r#"{"contents": [{"uri": "file:///a", "text": ""}, {"uri": "file:///a", "text": ""}]}"#;
+        assert!(check(two, "file:///a", a).is_err());
+        for wrong in [
+            r#"{"contents": [{"uri": "file:///a"}]}"#,
+            r#"{"contents": [{"uri": "file:///a", "text": null}]}"#,
+            r#"{"contents": [{"uri": "file:///a", "text": 0}]}"#,
+            r#"{"contents": [["file:///a", ""]]}"#,
+            r#"{"contents": []}"#,
+            r#"{"contents": {"uri": "file:///a", "text": ""}}"#,
+            r#"[[{"uri": "file:///a", "text": ""}]]"#,
+            r#"null"#,
+        ] {
+            assert!(check(wrong, "file:///a", a).is_err(), "{wrong}");
+        }
+        // A text that is not a string is named as before, whichever way it was read.
+        for not_text in [
+            r#"{"contents": [{"uri": "file:///a", "text": null}]}"#,
+            "{\"contents\": [{\"uri\": \"file:///a\",\n\"text\": 0}]}",
+        ] {
+            let error = check(not_text, "file:///a", a).unwrap_err();
+            assert_eq!(error, "read file:///a: no text");
+        }
+        assert!(
+            check(
+                r#"{"contents": [{"uri": "file:///a", "text": ""}]}"#,
+                "file:///a",
+                a
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_message_with_control_characters_is_read_the_strict_way() {
+        let he = Expected::Text("h\u{e9}\t".as_bytes());
+        // Whitespace between tokens: not compact, and right.
+        let spaced = "{\"contents\":\t[{\"uri\": \"file:///a\",\n\"text\": \"h\u{e9}\\t\"}]}";
+        assert!(check(spaced, "file:///a", he).is_ok());
+        // A raw tab in the text decodes to the same bytes, but is not JSON.
+        let raw_tab = "{\"contents\": [{\"uri\": \"file:///a\", \"text\": \"h\u{e9}\t\"}]}";
+        assert!(check(raw_tab, "file:///a", he).is_err());
+    }
+
+    /// The check as it was made on a `serde_json::Value` of the whole message.
+    fn check_on_value(message: &[u8], uri: &str, expected: &[u8]) -> bool {
+        let Ok(message) = serde_json::from_slice::<Value>(message) else {
+            return false;
+        };
+        let result = &message["result"];
+        let Some([content]) = result["contents"].as_array().map(Vec::as_slice) else {
+            return false;
+        };
+        message["id"].as_u64() == Some(1)
+            && message.get("error").is_none()
+            && content["uri"].as_str() == Some(uri)
+            && content["text"].as_str().map(str::as_bytes) == Some(expected)
+    }
+
+    #[test]
+    fn a_damaged_read_fails_as_it_failed_on_a_value() {
+        let text = "tab\there \"quoted\" back\\slash caf\u{e9} \u{6771}\u{4eac} \u{1f600}\n";
+        let escaped = serde_json::to_string(text).unwrap();
+        let good = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"contents":[{{"uri":"file:///a","text":{escaped}}}]}}}}"#
+        );
+        let start = good.find("\"result\"").unwrap();
+        let mut rng = fastrand::Rng::with_seed(7);
+        let bytes: &[u8] = b"\"\\/ \t\n\x01\x7fa\xc3\xa9\xff{}[],:0u";
+        let mut damaged = 0;
+        for _ in 0..20_000 {
+            let mut message = good.clone().into_bytes();
+            for _ in 0..rng.usize(1..=2) {
+                let at = rng.usize(start..message.len());
+                match rng.u8(..3) {
+                    0 => message[at] = bytes[rng.usize(..bytes.len())],
+                    1 => {
+                        message.remove(at);
+                    }
+                    _ => message.insert(at, bytes[rng.usize(..bytes.len())]),
+                }
+            }
+            let was = check_on_value(&message, "file:///a", text.as_bytes());
+            let answer = crate::conn::answer_in(bytes::Bytes::from(message.clone()), 1);
+            let is = answer
+                .and_then(|a| check_read(&a, "file:///a", Expected::Text(text.as_bytes())))
+                .is_ok();
+            assert_eq!(is, was, "{}", String::from_utf8_lossy(&message));
+            // The same in an event stream, matched by id as a line on stdio is.
+            if !message.contains(&b'\n') && !message.contains(&b'\r') {
+                let mut event = b"event: message\ndata: ".to_vec();
+                event.extend_from_slice(&message);
+                event.extend_from_slice(b"\n\n");
+                let answer = crate::conn::answer_in(bytes::Bytes::from(event), 1);
+                let is = answer
+                    .and_then(|a| check_read(&a, "file:///a", Expected::Text(text.as_bytes())))
+                    .is_ok();
+                assert_eq!(is, was, "{}", String::from_utf8_lossy(&message));
+            }
+            damaged += usize::from(!was);
+        }
+        assert!(damaged > 10_000, "{damaged}");
+        let answer = crate::conn::answer_in(bytes::Bytes::from(good), 1).unwrap();
+        assert!(check_read(&answer, "file:///a", Expected::Text(text.as_bytes())).is_ok());
+    }
+
+    /// A page checked as it was on a `serde_json::Value` of the whole message: whether it
+    /// passes, and its next cursor.
+    fn page_on_value(message: &[u8], fixture: &Fixture) -> (bool, Option<String>) {
+        let Ok(message) = serde_json::from_slice::<Value>(message) else {
+            return (false, None);
+        };
+        if message["id"].as_u64() != Some(1) || message.get("error").is_some() {
+            return (false, None);
+        }
+        let result = &message["result"];
+        let Some(resources) = result["resources"].as_array() else {
+            return (false, None);
+        };
+        let mut seen = HashSet::new();
+        for resource in resources {
+            let Some(uri) = resource["uri"].as_str() else {
+                return (false, None);
+            };
+            let Some(bytes) = uri.strip_prefix("file:///").and_then(|p| fixture.bytes(p)) else {
+                return (false, None);
+            };
+            if resource["name"].as_str().is_none_or(str::is_empty)
+                || resource
+                    .get("size")
+                    .and_then(Value::as_u64)
+                    .is_some_and(|size| size != bytes.len() as u64)
+                || !seen.insert(uri.to_owned())
+            {
+                return (false, None);
+            }
+        }
+        let next = result.get("nextCursor").and_then(Value::as_str);
+        (true, next.map(str::to_owned))
+    }
+
+    #[test]
+    fn a_damaged_page_fails_as_it_failed_on_a_value() {
+        let files = [("a", 3), ("b/c", 10), ("d\"e", 0), ("f\u{e9}", 1)];
+        let fixture = Fixture::of(files.map(|(p, n)| (p.to_owned(), vec![b'x'; n])).into());
+        let good = r#"{"jsonrpc":"2.0","id":1,"result":{"resources":[
+            {"uri":"file:///a","name":"a","size":3,"mimeType":"text/plain"},
+            {"uri":"file:///b\/c","name":"c","size":10.0},
+            {"uri":"file:///d\"e","name":"\u0065","size":"0"},
+            {"uri":"file:///f\u00e9","name":"f","size":1,"annotations":{"x":[1]}}
+            ],"nextCursor":"n\u0031"}}"#
+            .replace("\n", "");
+        let start = good.find("\"result\"").unwrap();
+        let mut rng = fastrand::Rng::with_seed(11);
+        let bytes: &[u8] = b"\"\\/ \t\x01a\xc3\xa9\xff{}[],:0123.-eu";
+        let (mut damaged, mut unread) = (0, 0);
+        for round in 0..20_000 {
+            let mut message = good.clone().into_bytes();
+            if round > 0 {
+                for _ in 0..rng.usize(1..=2) {
+                    let at = rng.usize(start..message.len());
+                    match rng.u8(..3) {
+                        0 => message[at] = bytes[rng.usize(..bytes.len())],
+                        1 => {
+                            message.remove(at);
+                        }
+                        _ => message.insert(at, bytes[rng.usize(..bytes.len())]),
+                    }
+                }
+            }
+            let (was, next_was) = page_on_value(&message, &fixture);
+            let answer = crate::conn::answer_in(bytes::Bytes::from(message.clone()), 1).unwrap();
+            let mut listing = Listing {
+                seen: HashSet::new(),
+                sizes: 0,
+            };
+            let is = answer
+                .result()
+                .and_then(|page| check_page(page, &fixture, &mut listing));
+            let shown = String::from_utf8_lossy(&message);
+            // Skipped values are not read, so not checked for UTF-8 (a `Value` of the whole
+            // message was): the one difference allowed, where only such bytes made it fail.
+            let unread_bytes = || {
+                std::str::from_utf8(&message).is_err()
+                    && page_on_value(shown.as_bytes(), &fixture).0
+            };
+            if is.is_ok() && !was && unread_bytes() {
+                unread += 1;
+                continue;
+            }
+            assert_eq!(is.is_ok(), was, "{shown}: {is:?}");
+            if let Ok(next) = is {
+                assert_eq!(next.map(Cow::into_owned), next_was, "{shown}");
+            }
+            if round == 0 {
+                assert!(was && listing.sizes == 2 && listing.seen.len() == 4);
+            }
+            damaged += usize::from(!was);
+        }
+        assert!(damaged > 10_000 && unread < 200, "{damaged} {unread}");
     }
 
     #[test]
     fn the_file_template_must_have_a_name() {
-        let unnamed = json!({"resourceTemplates": [{"uriTemplate": "file:///{+path}"}]});
-        assert!(file_template(&unnamed).is_err());
-        let named = json!({"resourceTemplates": [
-            {"uriTemplate": "db:///{t}", "name": "db"},
-            {"uriTemplate": "file:///{+path}", "name": "file"}]});
-        assert_eq!(file_template(&named).unwrap(), "file:///{+path}");
+        let templates = |json: &str| file_template(json::object(json).unwrap());
+        let unnamed = r#"{"resourceTemplates": [{"uriTemplate": "file:///{+path}"}]}"#;
+        assert!(templates(unnamed).is_err());
+        let named = r#"{"resourceTemplates": [
+            {"uriTemplate": "db:///{t}", "name": "db"}, 7, ["file:///{x}", "n"],
+            {"uriTemplate": "file:///{+path}", "name": "file"}]}"#;
+        assert_eq!(templates(named).unwrap(), "file:///{+path}");
+        assert!(templates(r#"{"resourceTemplates": {}}"#).is_err());
+        assert!(templates("[]").is_err());
     }
 
     #[test]
