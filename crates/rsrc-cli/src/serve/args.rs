@@ -79,7 +79,8 @@ pub(crate) struct ServeArgs {
     /// (up to the cache's 65,536 entries), so that the first listing is as fast as the
     /// next ones instead of reading every file's metadata as it goes. It costs the memory
     /// of the scanned entries from the start (about 3.3 MiB per 10,000 files), and helps
-    /// only a listing within the cache's 2 s time to live of the scan.
+    /// only a listing within the cache's 2 s time to live of the scan. A listing asked for
+    /// while the scan runs waits for it.
     #[arg(long)]
     pub(crate) warm_listing: bool,
 

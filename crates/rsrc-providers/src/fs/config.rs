@@ -57,7 +57,8 @@ pub struct FsConfig {
     /// Whether the provider fills the listing cache on a thread of its own as soon as it
     /// starts (default: no), so that a listing soon after the start is as fast as the next
     /// ones. The thread scans directories and encodes their entries as the recursive
-    /// listing shows them, and stops at the cache's budget. Off by default: a cached
+    /// listing shows them, and stops at the cache's budget; the recursive listing waits
+    /// for it while it runs. Off by default: a cached
     /// directory serves only for `listing_cache_ttl`, so the warmed entries help a listing
     /// in the first seconds only, and they cost memory from the start until replaced
     /// (3.3 MiB on a tree of 10,000 files).

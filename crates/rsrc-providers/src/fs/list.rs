@@ -76,9 +76,10 @@ fn below(mut uri: String) -> String {
 }
 
 impl ServedRoots {
-    /// The default listing ([`list_files`](Self::list_files)), once the walk ahead for
-    /// this page (if any) is done: on this thread if the listing cache holds the whole
-    /// page, else on a blocking thread. Then the next page is walked ahead (see
+    /// The default listing ([`list_files`](Self::list_files)), once the warming of the
+    /// listing cache (if any) and the walk ahead for this page (if any) are done: on this
+    /// thread if the listing cache holds the whole page, else on a blocking thread. Then
+    /// the next page is walked ahead (see
     /// [`super::ahead`]) if this page's walk, or the walk ahead of it, found it worth it,
     /// and the walk ahead of this page (if any) was of use: through a tree the cache holds,
     /// nothing is walked twice, and a cache that cannot keep what is walked ahead stops it.
@@ -87,6 +88,9 @@ impl ServedRoots {
         after: Option<Vec<u8>>,
         limit: usize,
     ) -> Result<Page, ResourceError> {
+        // While the cache is being warmed, its scan is this listing's (at most the cache's
+        // budget of entries): waited for, not done again beside it.
+        let _ = self.warmed.subscribe().wait_for(|over| *over).await;
         let walked_ahead = self.ahead.wait(after.as_deref(), limit).await;
         // From the cache on this thread when it holds the whole page (no hop), else on a
         // blocking thread. The walks ahead go on while they are of use: while they find

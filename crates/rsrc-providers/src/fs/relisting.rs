@@ -134,3 +134,19 @@ fn a_warmed_cache_lists_every_file_without_a_scan_each_entry_encoded_already() {
     assert_eq!(uris(&page)[19], "file:///d4/f3");
     assert!(!walk_ahead, "nothing was scanned");
 }
+
+#[tokio::test]
+async fn the_recursive_listing_waits_while_the_cache_is_being_warmed() {
+    let (_dir, served) = served();
+    // The whole tree cached: a listing could be answered at once.
+    served.warm();
+    served.warmed.send_replace(false);
+    let mut listing = Box::pin(served.list_files_ahead(None, 6));
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    assert!(
+        std::future::Future::poll(listing.as_mut(), &mut cx).is_pending(),
+        "answered while warming"
+    );
+    served.warmed.send_replace(true);
+    assert_eq!(uris(&listing.await.unwrap())[0], "file:///d0/f0");
+}

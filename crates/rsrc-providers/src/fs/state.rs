@@ -17,6 +17,7 @@ use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use rsrc::ResourceError;
 use rsrc::protocol::{DIRECTORY_MIME_TYPE, Resource};
+use tokio::sync::watch;
 
 use super::ahead::Ahead;
 use super::cache::DirCache;
@@ -80,6 +81,19 @@ pub(super) struct ServedRoots {
     /// until its watches are placed (`watch.rs`), so a subscription is acknowledged
     /// only once a change to its file cannot be missed.
     pub(super) armed: Armed,
+    /// Whether the listing cache's warming is over (at once without one): the recursive
+    /// listing waits for it (`list.rs`), as a server that indexes its tree at the start
+    /// answers only then, rather than scanning the same directories beside it.
+    pub(super) warmed: watch::Sender<bool>,
+}
+
+/// Marks the warming over when dropped: when it ends, and if it panics.
+struct Warming(Arc<ServedRoots>);
+
+impl Drop for Warming {
+    fn drop(&mut self) {
+        self.0.warmed.send_replace(true);
+    }
 }
 
 /// Runs `f` on a blocking thread of the runtime with a stop signal, set once the
@@ -152,13 +166,15 @@ impl ServedRoots {
             conversions,
             config,
             armed: Armed::default(),
+            warmed: watch::Sender::new(!warm),
         });
         if warm {
-            let warming = Arc::clone(&served);
-            // Best effort: without the thread, the first listing fills the cache instead.
+            let warming = Warming(Arc::clone(&served));
+            // Best effort: without the thread (its closure, and so the marker, dropped),
+            // the first listing fills the cache instead.
             let _ = std::thread::Builder::new()
                 .name("rsrc-fs-warm".into())
-                .spawn(move || warming.warm());
+                .spawn(move || warming.0.warm());
         }
         Ok(served)
     }
