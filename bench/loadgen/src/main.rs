@@ -2,7 +2,8 @@
 //!
 //! `mcp-bench fixture DIR` writes the fixture; `mcp-bench run` measures the servers of
 //! `bench/servers.toml` over stdio and Streamable HTTP, in rounds, and writes one JSON
-//! line per measurement and a Markdown report of medians and pairwise ratios.
+//! line per measurement and a Markdown report of medians and pairwise ratios;
+//! `mcp-bench floor walk|fanout` measures what the machine allows any server (`floor.rs`).
 //!
 //! Invariant: a wrong answer is never counted as speed: it fails its workload, shows as
 //! FAIL in the report, and makes the run exit non-zero. The report goes to stdout (it is
@@ -11,6 +12,7 @@
 
 mod conn;
 mod fixture;
+mod floor;
 mod json;
 mod procfs;
 mod reaper;
@@ -43,6 +45,26 @@ enum Command {
     Fixture { dir: PathBuf },
     /// Measures servers and prints the Markdown report.
     Run(Run),
+    /// What this machine allows any server, with no MCP, HTTP or JSON: the reference
+    /// measurements of the scale goals (docs/performance.md).
+    #[command(subcommand)]
+    Floor(Floor),
+}
+
+#[derive(Subcommand)]
+enum Floor {
+    /// Every file of DIR with its size (a `read_dir` per directory, a `stat` per entry),
+    /// on one thread and on every core: files per second.
+    Walk { dir: PathBuf },
+    /// One 300-byte event written to each of N loopback TCP connections and read at the
+    /// other end: first write to last read, p50 and p99 of 20 rounds.
+    Fanout {
+        #[arg(default_value_t = 10_000)]
+        n: usize,
+        /// The reading ends, in the child process the measurement starts.
+        #[arg(long, hide = true)]
+        connect: Option<std::net::SocketAddr>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -94,6 +116,14 @@ fn main() -> ExitCode {
                 );
                 Ok(true)
             }
+            Command::Floor(Floor::Walk { dir }) => floor::walk_floor(&dir).map(|()| true),
+            Command::Floor(Floor::Fanout { n, connect: None }) => {
+                floor::fanout_floor(n).await.map(|()| true)
+            }
+            Command::Floor(Floor::Fanout {
+                n,
+                connect: Some(addr),
+            }) => floor::fanout_reader(n, addr).await.map(|()| true),
             // Interrupted, every server still running is killed before the exit.
             Command::Run(run) => tokio::select! {
                 done = measure(run) => done,

@@ -82,7 +82,7 @@ impl Counts {
     /// Sized so that a round of every server, the slowest SDKs included, takes minutes.
     pub(crate) const FULL: Counts = Counts {
         warmup: 200,
-        listings: 10,
+        listings: 20,
         small: 2_000,
         pipelined: 5_000,
         in_flight: 64,
