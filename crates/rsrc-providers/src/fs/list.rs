@@ -79,10 +79,10 @@ impl ServedRoots {
     /// The default listing ([`list_files`](Self::list_files)), once the warming of the
     /// listing cache (if any) and the walk ahead for this page (if any) are done: on this
     /// thread if the listing cache holds the whole page, else on a blocking thread. Then
-    /// the next page is walked ahead (see
-    /// [`super::ahead`]) if this page's walk, or the walk ahead of it, found it worth it,
-    /// and the walk ahead of this page (if any) was of use: through a tree the cache holds,
-    /// nothing is walked twice, and a cache that cannot keep what is walked ahead stops it.
+    /// the next page is walked ahead (see [`super::ahead`]) if this page's walk, or the
+    /// walk ahead of it, found it worth it, and the walk ahead of this page (if any) was of
+    /// use: through a tree the cache holds, nothing is walked twice, and a cache that
+    /// cannot keep what is walked ahead stops it.
     pub(super) async fn list_files_ahead(
         self: &Arc<Self>,
         after: Option<Vec<u8>>,
