@@ -31,14 +31,16 @@ const EVENT: usize = 300;
 /// Fan-out rounds measured.
 const ROUNDS: usize = 20;
 
-/// Files walked and their sizes summed (so the `stat` is used), under `dirs`.
+/// Files walked and their sizes summed (so the `stat` is used), under `dirs`; symbolic
+/// links are entries like files, never followed.
 fn walk(dirs: &[PathBuf]) -> std::io::Result<(usize, u64)> {
     let (mut files, mut bytes) = (0, 0);
     let mut stack: Vec<PathBuf> = dirs.to_vec();
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir)? {
             let entry = entry?;
-            let md = std::fs::metadata(entry.path())?;
+            // Not followed: a link is one entry, and a link cycle cannot loop the walk.
+            let md = std::fs::symlink_metadata(entry.path())?;
             if md.is_dir() {
                 stack.push(entry.path());
             } else {
@@ -65,7 +67,10 @@ pub(crate) fn walk_floor(root: &Path) -> Result<(), String> {
     let mut own = 0;
     for (i, entry) in std::fs::read_dir(root).map_err(fail)?.enumerate() {
         let entry = entry.map_err(fail)?;
-        if std::fs::metadata(entry.path()).map_err(fail)?.is_dir() {
+        if std::fs::symlink_metadata(entry.path())
+            .map_err(fail)?
+            .is_dir()
+        {
             top[i % cores].push(entry.path());
         } else {
             own += 1;
@@ -122,12 +127,18 @@ pub(crate) async fn fanout_floor(n: usize) -> Result<(), String> {
     // core would write.
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let mut groups: Vec<Vec<TcpStream>> = (0..cores).map(|_| Vec::new()).collect();
-    for i in 0..n {
-        let (server, _) = listener.accept().await.map_err(io)?;
-        server.set_nodelay(true).map_err(io)?;
-        groups[i % cores].push(server);
-    }
-    // The reader says "ready" when every connection is read, and then after each round.
+    let accepting = async {
+        for i in 0..n {
+            let (server, _) = listener.accept().await.map_err(io)?;
+            server.set_nodelay(true).map_err(io)?;
+            groups[i % cores].push(server);
+        }
+        Ok::<_, String>(())
+    };
+    tokio::time::timeout(Duration::from_secs(120), accepting)
+        .await
+        .map_err(|_| format!("fan-out: the reader did not connect {n} times within 120 s"))??;
+    // The reader says "ready" once every connection is made, and then after each round.
     let mut next_line = async || match lines.next_line().await {
         Ok(Some(_)) => Ok(()),
         Ok(None) => Err(format!("fan-out over {n} connections: the reader ended")),
@@ -220,6 +231,9 @@ mod tests {
         // The directories dealt out: only what is below them.
         assert_eq!(walk(&[root.join("a"), root.join("c")]).unwrap(), (3, 6));
         assert!(walk(&[root.join("missing")]).is_err());
+        // A link back up the tree is one entry, not a cycle.
+        std::os::unix::fs::symlink(root, root.join("a/up")).unwrap();
+        assert_eq!(walk(&[root.to_owned()]).unwrap().0, 5);
         assert!(walk_floor(root).is_ok());
     }
 }

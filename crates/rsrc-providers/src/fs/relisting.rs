@@ -1,7 +1,8 @@
 //! Listing a page of the recursive listing again: while the directories its walk read
 //! are unchanged, it is answered from the kept page without a walk (`kept.rs`); once one
 //! of them changed, it is walked again and shows the change. A cache warmed at the start
-//! answers the first listing without a scan.
+//! answers the first listing without a scan, and a listing asked for while it is being
+//! warmed waits for it.
 
 use std::sync::Arc;
 
