@@ -246,19 +246,6 @@ fn answer_id(message: &[u8]) -> Option<u64> {
     seen.id.filter(|_| seen.answer)
 }
 
-/// Where `byte` first is in `hay`: 64 bytes at a time (a loop without an early exit, which
-/// the compiler vectorizes), then byte by byte.
-fn find(hay: &[u8], byte: u8) -> Option<usize> {
-    let mut at = 0;
-    for chunk in hay.chunks_exact(64) {
-        if chunk.iter().fold(false, |seen, &b| seen | (b == byte)) {
-            break;
-        }
-        at += 64;
-    }
-    hay[at..].iter().position(|&b| b == byte).map(|i| at + i)
-}
-
 /// Where `part`, a slice of `whole`, lies in it.
 fn place(whole: &[u8], part: &[u8]) -> Range<usize> {
     let start = part.as_ptr() as usize - whole.as_ptr() as usize;
@@ -474,7 +461,7 @@ pub(crate) fn answer_in(body: Bytes, id: u64) -> Result<Answer, Error> {
     let mut data: Vec<&[u8]> = Vec::new();
     let mut rest = &body[..];
     while !rest.is_empty() || !data.is_empty() {
-        let end = find(rest, b'\n').unwrap_or(rest.len());
+        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
         let line = &rest[..end];
         rest = &rest[(end + 1).min(rest.len())..];
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -603,17 +590,5 @@ mod tests {
         // Even beside a result, even null, even after it.
         let both = r#"{"jsonrpc":"2.0","id":1,"result":{},"error":null}"#;
         assert!(result(both, 1).is_err());
-    }
-
-    #[test]
-    fn a_byte_is_found_past_every_chunk() {
-        let mut hay = vec![b'a'; 300];
-        assert_eq!(find(&hay, b'\n'), None);
-        for at in [0, 1, 63, 64, 65, 127, 200, 299] {
-            hay[at] = b'\n';
-            assert_eq!(find(&hay, b'\n'), Some(at));
-            hay[at] = b'a';
-        }
-        assert_eq!(find(b"", b'\n'), None);
     }
 }

@@ -427,29 +427,12 @@ fn check_read(answer: &Answer, uri: &str, expected: Expected<'_>) -> Result<(), 
         && answer.is_compact()
         && let Ok(read) = answer.result::<Read<'_, Decoded<'_>>>()
     {
-        let content = the_content(&read, uri)?;
-        let text = content
-            .text
-            .0
-            .as_deref()
-            .ok_or_else(|| format!("read {uri}: no text"))?;
-        if text != bytes {
-            return Err(mismatch(uri, text.len(), bytes));
-        }
-        return Ok(());
+        return check_text(&read, uri, bytes, |t| t.0.as_deref());
     }
     match expected {
         Expected::Text(bytes) => {
             let read: Read<'_, Str<'_>> = answer.result()?;
-            let content = the_content(&read, uri)?;
-            let text = content
-                .text
-                .0
-                .as_deref()
-                .ok_or_else(|| format!("read {uri}: no text"))?;
-            if text.as_bytes() != bytes {
-                return Err(mismatch(uri, text.len(), bytes));
-            }
+            check_text(&read, uri, bytes, |t| t.0.as_deref().map(str::as_bytes))?;
         }
         Expected::Blob { bytes, base64 } => {
             let read: Read<'_, IgnoredAny> = answer.result()?;
@@ -469,6 +452,22 @@ fn check_read(answer: &Answer, uri: &str, expected: Expected<'_>) -> Result<(), 
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// Checks that the one content of `read` names `uri` and has a text (its bytes, by
+/// `text`) that is `bytes`.
+fn check_text<T: Default>(
+    read: &Read<'_, T>,
+    uri: &str,
+    bytes: &[u8],
+    text: impl Fn(&T) -> Option<&[u8]>,
+) -> Result<(), Error> {
+    let content = the_content(read, uri)?;
+    let text = text(&content.text).ok_or_else(|| format!("read {uri}: no text"))?;
+    if text != bytes {
+        return Err(mismatch(uri, text.len(), bytes));
     }
     Ok(())
 }
@@ -679,6 +678,21 @@ mod tests {
         assert!(check(raw_tab, "file:///a", he).is_err());
     }
 
+    /// One or two bytes of `message` from `start` on replaced by, or with one of, `bytes`
+    /// inserted, or removed.
+    fn damage(rng: &mut fastrand::Rng, message: &mut Vec<u8>, start: usize, bytes: &[u8]) {
+        for _ in 0..rng.usize(1..=2) {
+            let at = rng.usize(start..message.len());
+            match rng.u8(..3) {
+                0 => message[at] = bytes[rng.usize(..bytes.len())],
+                1 => {
+                    message.remove(at);
+                }
+                _ => message.insert(at, bytes[rng.usize(..bytes.len())]),
+            }
+        }
+    }
+
     /// The check as it was made on a `serde_json::Value` of the whole message.
     fn check_on_value(message: &[u8], uri: &str, expected: &[u8]) -> bool {
         let Ok(message) = serde_json::from_slice::<Value>(message) else {
@@ -707,16 +721,7 @@ mod tests {
         let mut damaged = 0;
         for _ in 0..20_000 {
             let mut message = good.clone().into_bytes();
-            for _ in 0..rng.usize(1..=2) {
-                let at = rng.usize(start..message.len());
-                match rng.u8(..3) {
-                    0 => message[at] = bytes[rng.usize(..bytes.len())],
-                    1 => {
-                        message.remove(at);
-                    }
-                    _ => message.insert(at, bytes[rng.usize(..bytes.len())]),
-                }
-            }
+            damage(&mut rng, &mut message, start, bytes);
             let was = check_on_value(&message, "file:///a", text.as_bytes());
             let answer = crate::conn::answer_in(bytes::Bytes::from(message.clone()), 1);
             let is = answer
@@ -794,16 +799,7 @@ mod tests {
         for round in 0..20_000 {
             let mut message = good.clone().into_bytes();
             if round > 0 {
-                for _ in 0..rng.usize(1..=2) {
-                    let at = rng.usize(start..message.len());
-                    match rng.u8(..3) {
-                        0 => message[at] = bytes[rng.usize(..bytes.len())],
-                        1 => {
-                            message.remove(at);
-                        }
-                        _ => message.insert(at, bytes[rng.usize(..bytes.len())]),
-                    }
-                }
+                damage(&mut rng, &mut message, start, bytes);
             }
             let (was, next_was) = page_on_value(&message, &fixture);
             let answer = crate::conn::answer_in(bytes::Bytes::from(message.clone()), 1).unwrap();

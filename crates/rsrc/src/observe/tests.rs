@@ -46,6 +46,7 @@ impl Recorder for Counters {
         Histogram::noop()
     }
 }
+
 #[test]
 fn a_listing_fallback_is_counted_under_its_reason_and_every_reason_starts_at_zero() {
     let recorder = Counters::default();
